@@ -1,0 +1,1 @@
+//! The system under test of the example evals.

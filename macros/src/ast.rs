@@ -1,0 +1,91 @@
+//! The annotated function, split into what expansion needs: arguments, test attribute and the
+//! attributes that carry over to generated items.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{Attribute, FnArg, Ident, ItemFn, Pat};
+
+/// The function under `#[probability]`.
+pub(crate) struct BenchFn {
+    /// The user's function, with the test attribute taken out.
+    pub(crate) item: ItemFn,
+    /// A following test attribute (`#[tokio::test]`, `#[test]`, ...), put on every generated item.
+    pub(crate) test_attr: Option<Attribute>,
+    pub(crate) args: Vec<Arg>,
+    /// Problems with the signature found while reading it.
+    pub(crate) receiver: Option<Span>,
+}
+
+/// One argument of the function.
+pub(crate) struct Arg {
+    /// `None` when the pattern is not a plain identifier; `span` then points at it.
+    pub(crate) ident: Option<Ident>,
+    pub(crate) span: Span,
+}
+
+/// Whether `attr` is a test attribute: any path whose last segment is `test`.
+pub(crate) fn is_test_attr(attr: &Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|segment| segment.ident == "test")
+}
+
+/// Attributes that also belong on every generated test item.
+pub(crate) fn is_item_attr(attr: &Attribute) -> bool {
+    ["ignore", "cfg", "allow", "warn", "deny", "expect", "forbid"]
+        .iter()
+        .any(|name| attr.path().is_ident(name))
+}
+
+impl BenchFn {
+    pub(crate) fn from_item(mut item: ItemFn) -> Self {
+        let position = item.attrs.iter().position(is_test_attr);
+        let test_attr = position.map(|index| item.attrs.remove(index));
+        let mut receiver = None;
+        let args = item
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|input| match input {
+                FnArg::Receiver(r) => {
+                    receiver = Some(r.span());
+                    None
+                }
+                FnArg::Typed(typed) => Some(Arg {
+                    ident: match &*typed.pat {
+                        Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
+                            Some(pat.ident.clone())
+                        }
+                        _ => None,
+                    },
+                    span: typed.pat.span(),
+                }),
+            })
+            .collect();
+        BenchFn {
+            item,
+            test_attr,
+            args,
+            receiver,
+        }
+    }
+
+    pub(crate) fn name(&self) -> &Ident {
+        &self.item.sig.ident
+    }
+
+    pub(crate) fn is_async(&self) -> bool {
+        self.item.sig.asyncness.is_some()
+    }
+
+    /// The short name of the summary rows: the function name without a leading `bench_`.
+    pub(crate) fn short_name(&self) -> String {
+        let name = self.name().to_string();
+        let name = name.strip_prefix("r#").unwrap_or(&name).to_string();
+        match name.strip_prefix("bench_") {
+            Some(rest) if !rest.is_empty() => rest.to_string(),
+            _ => name,
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Parsing of the `#[probability(...)]` arguments into a model that keeps every span.
+//!
+//! Parsing is forgiving on purpose: an unknown or malformed key is recorded as an error and
+//! parsing goes on, so that one compile run reports every mistake at once.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::{bracketed, parenthesized, Expr, Ident, LitStr, Token};
+
+/// The keys `#[probability(...)]` accepts, in the order error messages list them.
+pub(crate) const ACCEPTED_KEYS: &[&str] = &["runs", "params"];
+
+/// Everything written inside `#[probability(...)]`.
+#[derive(Default)]
+pub(crate) struct Attr {
+    pub(crate) runs: Option<RunsArg>,
+    pub(crate) params: Option<Vec<Group>>,
+    /// Problems found while parsing; validation adds its own later.
+    pub(crate) errors: Vec<syn::Error>,
+}
+
+/// `runs = <expr>`, kept as written so validation can point at a bad value.
+pub(crate) struct RunsArg {
+    pub(crate) value: Expr,
+}
+
+/// One group of `params(...)`: `name = [..]` or `(a, b) = [..]`.
+pub(crate) struct Group {
+    pub(crate) names: Vec<Ident>,
+    /// Whether the names were written as a tuple, even a one-element one.
+    pub(crate) zipped: bool,
+    pub(crate) values: Vec<Value>,
+    /// The span of the whole `name = [...]` text, for errors about the group itself.
+    pub(crate) span: Span,
+}
+
+/// One value of a group, with its optional `=> "id"` override.
+pub(crate) struct Value {
+    pub(crate) expr: Expr,
+    pub(crate) id: Option<LitStr>,
+}
+
+impl Parse for Attr {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let mut attr = Attr::default();
+        let mut seen: Vec<String> = Vec::new();
+        while !input.is_empty() {
+            let key: Ident = input.call(syn::ext::IdentExt::parse_any)?;
+            let name = key.to_string();
+            if seen.contains(&name) && ACCEPTED_KEYS.contains(&name.as_str()) {
+                attr.errors.push(syn::Error::new(
+                    key.span(),
+                    format!("`{name}` is given more than once"),
+                ));
+            }
+            seen.push(name.clone());
+            match name.as_str() {
+                "runs" => {
+                    input.parse::<Token![=]>()?;
+                    let value: Expr = input.parse()?;
+                    if attr.runs.is_none() {
+                        attr.runs = Some(RunsArg { value });
+                    }
+                }
+                "params" => {
+                    let content;
+                    parenthesized!(content in input);
+                    let groups = parse_groups(&content, &mut attr.errors)?;
+                    if attr.params.is_none() {
+                        attr.params = Some(groups);
+                    }
+                }
+                _ => {
+                    attr.errors.push(syn::Error::new(
+                        key.span(),
+                        format!(
+                            "unknown key `{name}`; expected one of: {}",
+                            ACCEPTED_KEYS
+                                .iter()
+                                .map(|k| format!("`{k}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                    skip_value(input)?;
+                }
+            }
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(attr)
+    }
+}
+
+/// Skips what follows an unknown key (`= tokens` or `(tokens)`) up to the next top-level comma.
+fn skip_value(input: ParseStream<'_>) -> syn::Result<()> {
+    while !input.is_empty() && !input.peek(Token![,]) {
+        input.parse::<TokenTree>()?;
+    }
+    Ok(())
+}
+
+fn parse_groups(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Result<Vec<Group>> {
+    let mut groups = Vec::new();
+    while !input.is_empty() {
+        let start = input.span();
+        let (names, zipped) = if input.peek(syn::token::Paren) {
+            let content;
+            parenthesized!(content in input);
+            let names = content.parse_terminated(Ident::parse, Token![,])?;
+            (names.into_iter().collect::<Vec<_>>(), true)
+        } else {
+            (vec![input.parse::<Ident>()?], false)
+        };
+        if names.is_empty() {
+            errors.push(syn::Error::new(
+                start,
+                "a group needs at least one argument name",
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        let content;
+        let brackets = bracketed!(content in input);
+        let mut values = Vec::new();
+        while !content.is_empty() {
+            let expr: Expr = content.parse()?;
+            let id = if content.peek(Token![=>]) {
+                content.parse::<Token![=>]>()?;
+                Some(content.parse::<LitStr>()?)
+            } else {
+                None
+            };
+            values.push(Value { expr, id });
+            if content.is_empty() {
+                break;
+            }
+            content.parse::<Token![,]>()?;
+        }
+        let span = start.join(brackets.span.close()).unwrap_or(start);
+        groups.push(Group {
+            names,
+            zipped,
+            values,
+            span,
+        });
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    Ok(groups)
+}
+
+/// Parses the (empty) arguments of `#[probtest::setup]` / `#[probtest::teardown]`.
+pub(crate) fn parse_no_args(args: TokenStream, macro_name: &str) -> syn::Result<()> {
+    if let Some(first) = args.into_iter().next() {
+        return Err(syn::Error::new(
+            first.span(),
+            format!("`#[probtest::{macro_name}]` takes no arguments"),
+        ));
+    }
+    Ok(())
+}
+
+impl Value {
+    /// The span to point at when this value is wrong.
+    pub(crate) fn span(&self) -> Span {
+        self.expr.span()
+    }
+}

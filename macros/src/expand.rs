@@ -1,0 +1,288 @@
+//! Code generation: the user's body once, one data module with a static per case, and one tiny
+//! test item per run.
+//!
+//! Layout for `fn bench_x` with cases `a`, `b` and 3 runs:
+//!
+//! ```text
+//! fn __probtest_body_bench_x(..) { <body> }      // the user's body, emitted once
+//! mod __probtest_bench_x { BENCH, CASE_0, call_0, CASE_1, call_1 }
+//! mod bench_x { mod a { fn run1() fn run2() fn run3() }  mod b { ... } }
+//! ```
+//!
+//! The body keeps its original place so every path in it resolves as the user wrote it; the
+//! case arguments are evaluated in the data module, which glob-imports the user's module.
+//! Each run item is one call into the runtime.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::{Attribute, Ident};
+
+use crate::ast::{is_item_attr, BenchFn};
+use crate::settings::{Settings, TRACKED_ENV};
+use crate::valid::Model;
+
+/// The assertion macros that are routed through probtest so that a failed assertion is told
+/// apart from any other panic.
+const ASSERTIONS: &[&str] = &[
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+];
+
+pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> TokenStream {
+    let name = func.name();
+    let span = name.span();
+    let body_name = format_ident!("__probtest_body_{}", name, span = span);
+    let data_name = format_ident!("__probtest_{}", name, span = span);
+    let carried: Vec<&Attribute> = func
+        .item
+        .attrs
+        .iter()
+        .filter(|a| is_item_attr(a) && !a.path().is_ident("ignore"))
+        .collect();
+    let docs: Vec<&Attribute> = func
+        .item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .collect();
+    let ignore: Vec<&Attribute> = func
+        .item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("ignore"))
+        .collect();
+
+    let body = body_fn(func, &body_name);
+    let data = data_module(func, model, settings, &body_name, &data_name);
+    let test_attr = match &func.test_attr {
+        Some(attr) => quote!(#attr),
+        None => quote!(#[test]),
+    };
+    let item = |depth: usize, case: usize, run: u32| -> TokenStream {
+        let prefix = (0..depth).map(|_| quote!(super::));
+        let prefix = quote!(#(#prefix)* #data_name);
+        let case_static = format_ident!("CASE_{}", case);
+        let call = format_ident!("call_{}", case);
+        if func.is_async() {
+            quote!(::probtest::__private::run_async(&#prefix::#case_static, #run, #prefix::#call()).await)
+        } else {
+            quote!(::probtest::__private::run(&#prefix::#case_static, #run, #prefix::#call))
+        }
+    };
+    let asyncness = func.item.sig.asyncness;
+    let test_fn = |fn_name: &Ident, call: TokenStream| {
+        quote_spanned! {span=>
+            #test_attr
+            #(#ignore)*
+            #asyncness fn #fn_name() { #call }
+        }
+    };
+
+    let runs = model.runs;
+    let parametrized = model.parametrized();
+    let tests = if model.transpose && runs > 1 {
+        // Run-major order: libtest sorts by name, so the run number leads the item name.
+        let mut items = Vec::new();
+        for run in 1..=runs {
+            for (index, case) in model.cases.iter().enumerate() {
+                let fn_name = if parametrized {
+                    format_ident!(
+                        "{}__{}__{}",
+                        crate::ids::run_name(run, runs, 4),
+                        name,
+                        case.item,
+                        span = span
+                    )
+                } else {
+                    format_ident!(
+                        "{}__{}",
+                        crate::ids::run_name(run, runs, 4),
+                        name,
+                        span = span
+                    )
+                };
+                items.push(test_fn(&fn_name, item(0, index, run)));
+            }
+        }
+        quote!(#(#items)*)
+    } else {
+        let case_level = parametrized;
+        let run_level = runs > 1;
+        let depth = usize::from(case_level) + usize::from(run_level);
+        let runs_of = |index: usize| -> Vec<TokenStream> {
+            (1..=runs)
+                .map(|run| {
+                    let fn_name =
+                        format_ident!("{}", crate::ids::run_name(run, runs, 1), span = span);
+                    test_fn(&fn_name, item(depth, index, run))
+                })
+                .collect()
+        };
+        match (case_level, run_level) {
+            (false, false) => test_fn(name, item(0, 0, 1)),
+            (false, true) => {
+                let runs = runs_of(0);
+                quote_spanned!(span=> mod #name { #(#runs)* })
+            }
+            (true, false) => {
+                let cases = model.cases.iter().enumerate().map(|(index, case)| {
+                    test_fn(
+                        &format_ident!("{}", case.item, span = span),
+                        item(depth, index, 1),
+                    )
+                });
+                quote_spanned!(span=> mod #name { #(#cases)* })
+            }
+            (true, true) => {
+                let cases = model.cases.iter().enumerate().map(|(index, case)| {
+                    let case_mod = format_ident!("{}", case.item, span = span);
+                    let runs = runs_of(index);
+                    quote_spanned!(span=> mod #case_mod { #(#runs)* })
+                });
+                quote_spanned!(span=> mod #name { #(#cases)* })
+            }
+        }
+    };
+    quote! {
+        #body
+        #data
+        #[cfg(test)]
+        #(#carried)*
+        #(#docs)*
+        #tests
+    }
+}
+
+/// The user's function under a hidden name, with the assertion macros routed through probtest.
+fn body_fn(func: &BenchFn, body_name: &Ident) -> TokenStream {
+    let mut item = func.item.clone();
+    item.sig.ident = body_name.clone();
+    item.attrs.retain(|attr| !attr.path().is_ident("ignore"));
+    let block = &item.block;
+    let assertions = ASSERTIONS
+        .iter()
+        .map(|name| Ident::new(name, Span::call_site()));
+    let new_block: syn::Block = syn::parse_quote! {{
+        #[allow(unused_imports)]
+        use ::probtest::__private::assertions::{#(#assertions),*};
+        #block
+    }};
+    item.block = Box::new(new_block);
+    quote! {
+        #[cfg(test)]
+        #[doc(hidden)]
+        #[allow(dead_code, non_snake_case)]
+        #item
+    }
+}
+
+fn data_module(
+    func: &BenchFn,
+    model: &Model,
+    settings: &Settings,
+    body_name: &Ident,
+    data_name: &Ident,
+) -> TokenStream {
+    let name = func.name();
+    let function = name.to_string();
+    let short = func.short_name();
+    let runs = model.runs;
+    let case_count = model.cases.len() as u32;
+    let parametrized = model.parametrized();
+    let json = match &settings.config.json {
+        Some(path) => quote!(::core::option::Option::Some(#path)),
+        None => quote!(::core::option::Option::None),
+    };
+    let delay = match settings.config.delay {
+        Some(delay) => quote!(::core::option::Option::Some(#delay)),
+        None => quote!(::core::option::Option::None),
+    };
+    let tracked_env = TRACKED_ENV.iter();
+    let tracked_files = settings
+        .files
+        .iter()
+        .map(|path| path.to_string_lossy().into_owned());
+    let carried: Vec<&Attribute> = func
+        .item
+        .attrs
+        .iter()
+        .filter(|a| is_item_attr(a) && !a.path().is_ident("ignore"))
+        .collect();
+    let await_ = func.is_async().then(|| quote!(.await));
+    let asyncness = func.item.sig.asyncness;
+    let cases = model.cases.iter().enumerate().map(|(index, case)| {
+        let case_static = format_ident!("CASE_{}", index);
+        let call = format_ident!("call_{}", index);
+        let id = &case.id;
+        let row = if parametrized {
+            format!("{short}::{id}")
+        } else {
+            short.clone()
+        };
+        let params = case
+            .params
+            .iter()
+            .map(|(name, text)| quote!((#name, #text)));
+        let args = &case.args;
+        let index = index as u32;
+        quote! {
+            pub(super) static #case_static: ::probtest::__private::Case =
+                ::probtest::__private::Case::new(&BENCH, #index, #id, #row, &[#(#params),*]);
+            pub(super) #asyncness fn #call() -> impl ::probtest::__private::BenchReturn {
+                super::#body_name(#(#args),*)#await_
+            }
+        }
+    });
+    let span = name.span();
+    let line = quote_spanned!(span=> ::core::line!());
+    quote! {
+        #[cfg(test)]
+        #[doc(hidden)]
+        #(#carried)*
+        #[allow(unused_imports, non_snake_case, clippy::all)]
+        mod #data_name {
+            use super::*;
+            // Named here so that cargo rebuilds when a setting that shapes the items changes.
+            const _: () = {
+                #(let _ = ::core::option_env!(#tracked_env);)*
+                #(let _ = ::core::include_bytes!(#tracked_files);)*
+            };
+            pub(super) static BENCH: ::probtest::__private::Bench = ::probtest::__private::Bench::new(
+                #function, ::core::module_path!(), ::core::file!(), #line, #runs, #case_count, #json, #delay,
+            );
+            ::probtest::__private::ctor::declarative::ctor! {
+                #[ctor(unsafe, anonymous)]
+                fn register() {
+                    ::probtest::__private::register_bench(&BENCH);
+                }
+            }
+            #(#cases)*
+        }
+    }
+}
+
+/// `#[probtest::setup]` / `#[probtest::teardown]`: the function as written plus its registration
+/// for the module it is defined in.
+pub(crate) fn expand_hook(item: &syn::ItemFn, kind: &str) -> TokenStream {
+    let name = &item.sig.ident;
+    let text = name.to_string();
+    let constructor = format_ident!("{}", kind);
+    quote! {
+        #[allow(dead_code)]
+        #item
+        ::probtest::__private::ctor::declarative::ctor! {
+            #[ctor(unsafe, anonymous)]
+            fn register() {
+                ::probtest::__private::register_hook(::probtest::__private::Hook::#constructor(
+                    ::core::module_path!(),
+                    #text,
+                    || ::probtest::__private::BenchReturn::into_result(#name()),
+                ));
+            }
+        }
+    }
+}

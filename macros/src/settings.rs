@@ -1,0 +1,333 @@
+//! Settings that shape the generated items, resolved at expansion time: environment variable,
+//! then `[package.metadata.probtest]`, then `[workspace.metadata.probtest]`, then the default.
+//!
+//! Runtime-only settings (`json`, `delay`) are read from the same config here and handed to the
+//! runtime inside the expansion, so the config file is parsed in one place only. The expansion
+//! also names every input it read (`option_env!`, `include_bytes!`), so that cargo rebuilds
+//! when one of them changes.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+/// Keys accepted in `[package.metadata.probtest]` and `[workspace.metadata.probtest]`.
+pub(crate) const CONFIG_KEYS: &[&str] = &["runs", "json", "delay", "transpose"];
+
+/// Environment variables read at expansion time.
+pub(crate) const TRACKED_ENV: &[&str] = &["PROB_RUNS", "PROB_TRANSPOSE"];
+
+/// Everything expansion needs from the environment and the config files.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Settings {
+    /// `PROB_RUNS`, already clamped to at least 1.
+    pub(crate) env_runs: Option<u32>,
+    /// `PROB_TRANSPOSE`, else config, else off.
+    pub(crate) transpose: bool,
+    pub(crate) config: Config,
+    /// Config files that were read, to be tracked for rebuilds.
+    pub(crate) files: Vec<PathBuf>,
+}
+
+/// Values from the config tables, the package's keys winning over the workspace's.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Config {
+    pub(crate) runs: Option<u32>,
+    /// Absolute path: a relative `json` is taken relative to the manifest that declares it.
+    pub(crate) json: Option<String>,
+    pub(crate) delay: Option<f64>,
+    pub(crate) transpose: Option<bool>,
+}
+
+impl Settings {
+    /// Runs per case: `PROB_RUNS`, then the attribute's `runs`, then config, then 1.
+    pub(crate) fn runs(&self, attribute: Option<u32>) -> u32 {
+        self.env_runs
+            .or(attribute)
+            .or(self.config.runs)
+            .unwrap_or(1)
+    }
+}
+
+/// Loads the settings for the crate being compiled, once per manifest directory.
+pub(crate) fn load() -> Result<Settings, String> {
+    static CACHE: OnceLock<Mutex<Vec<(Option<String>, Result<Settings, String>)>>> =
+        OnceLock::new();
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").ok();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut cache = cache.lock().unwrap_or_else(|poison| poison.into_inner());
+    if let Some((_, hit)) = cache.iter().find(|(dir, _)| *dir == manifest_dir) {
+        return hit.clone();
+    }
+    let loaded = load_uncached(manifest_dir.as_deref().map(Path::new), |name| {
+        std::env::var(name).ok()
+    });
+    cache.push((manifest_dir, loaded.clone()));
+    loaded
+}
+
+pub(crate) fn load_uncached(
+    manifest_dir: Option<&Path>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Settings, String> {
+    let mut settings = Settings::default();
+    if let Some(dir) = manifest_dir {
+        read_config(dir, &mut settings)?;
+    }
+    if let Some(value) = env("PROB_RUNS").filter(|v| !v.trim().is_empty()) {
+        settings.env_runs =
+            Some(parse_runs(&value).map_err(|why| format!("PROB_RUNS: {why}, got `{value}`"))?);
+    }
+    settings.transpose = match env("PROB_TRANSPOSE").filter(|v| !v.trim().is_empty()) {
+        Some(value) => parse_bool(&value).ok_or_else(|| {
+            format!("PROB_TRANSPOSE: expected 1/0, true/false, yes/no or on/off, got `{value}`")
+        })?,
+        None => settings.config.transpose.unwrap_or(false),
+    };
+    Ok(settings)
+}
+
+/// A whole number of runs; values below 1 clamp to 1.
+fn parse_runs(text: &str) -> Result<u32, &'static str> {
+    let number: i64 = text
+        .trim()
+        .parse()
+        .map_err(|_| "expected a whole number of runs")?;
+    u32::try_from(number.max(1)).map_err(|_| "the number of runs is too large")
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+fn read_config(manifest_dir: &Path, settings: &mut Settings) -> Result<(), String> {
+    let package_manifest = manifest_dir.join("Cargo.toml");
+    let Some(package) = read_toml(&package_manifest)? else {
+        return Ok(());
+    };
+    settings.files.push(package_manifest.clone());
+    let mut tables = Vec::new();
+    if let Some(table) = metadata_table(&package, "package") {
+        tables.push((
+            table,
+            manifest_dir.to_path_buf(),
+            package_manifest.clone(),
+            "package",
+        ));
+    }
+    let workspace = if package.get("workspace").is_some() {
+        Some((package.clone(), package_manifest.clone()))
+    } else {
+        find_workspace_manifest(manifest_dir)?
+    };
+    if let Some((root, path)) = workspace {
+        if path != package_manifest {
+            settings.files.push(path.clone());
+        }
+        if let Some(table) = metadata_table(&root, "workspace") {
+            let dir = path.parent().unwrap_or(manifest_dir).to_path_buf();
+            tables.push((table, dir, path, "workspace"));
+        }
+    }
+    // Package keys come first, so the first table that has a key wins.
+    for (table, dir, path, section) in tables.iter().rev() {
+        apply_table(table, dir, path, section, &mut settings.config)?;
+    }
+    Ok(())
+}
+
+fn read_toml(path: &Path) -> Result<Option<toml::Table>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => text
+            .parse::<toml::Table>()
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display())),
+        Err(_) => Ok(None),
+    }
+}
+
+fn metadata_table(root: &toml::Table, section: &str) -> Option<toml::Table> {
+    root.get(section)?
+        .get("metadata")?
+        .get("probtest")?
+        .as_table()
+        .cloned()
+}
+
+fn find_workspace_manifest(start: &Path) -> Result<Option<(toml::Table, PathBuf)>, String> {
+    for dir in start.ancestors().skip(1) {
+        let path = dir.join("Cargo.toml");
+        if let Some(table) = read_toml(&path)? {
+            if table.get("workspace").is_some() {
+                return Ok(Some((table, path)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn apply_table(
+    table: &toml::Table,
+    dir: &Path,
+    path: &Path,
+    section: &str,
+    config: &mut Config,
+) -> Result<(), String> {
+    let at = |key: &str| format!("{}: [{section}.metadata.probtest] {key}", path.display());
+    for (key, value) in table {
+        match key.as_str() {
+            "runs" => {
+                let runs = value
+                    .as_integer()
+                    .ok_or_else(|| format!("{} must be a whole number, got {value}", at(key)))?;
+                config.runs = Some(
+                    u32::try_from(runs.max(1)).map_err(|_| format!("{} is too large", at(key)))?,
+                );
+            }
+            "json" => {
+                let json = value
+                    .as_str()
+                    .ok_or_else(|| format!("{} must be a path string, got {value}", at(key)))?;
+                config.json = Some(dir.join(json).to_string_lossy().into_owned());
+            }
+            "delay" => {
+                let delay = value
+                    .as_float()
+                    .or_else(|| value.as_integer().map(|i| i as f64))
+                    .filter(|d| d.is_finite() && *d >= 0.0)
+                    .ok_or_else(|| {
+                        format!("{} must be a number of seconds >= 0, got {value}", at(key))
+                    })?;
+                config.delay = Some(delay);
+            }
+            "transpose" => {
+                config.transpose =
+                    Some(value.as_bool().ok_or_else(|| {
+                        format!("{} must be true or false, got {value}", at(key))
+                    })?);
+            }
+            other => return Err(format!(
+                "{}: unknown key `{other}` in [{section}.metadata.probtest]; expected one of: {}",
+                path.display(),
+                CONFIG_KEYS.join(", ")
+            )),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        }
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("probtest-settings-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    #[test]
+    fn runs_precedence_is_env_then_attribute_then_config() {
+        let mut settings = Settings::default();
+        assert_eq!(settings.runs(None), 1);
+        settings.config.runs = Some(4);
+        assert_eq!(settings.runs(None), 4);
+        assert_eq!(settings.runs(Some(7)), 7);
+        settings.env_runs = Some(2);
+        assert_eq!(settings.runs(Some(7)), 2);
+    }
+
+    #[test]
+    fn bad_environment_values_name_the_variable_and_value() {
+        let err = load_uncached(None, env_of(&[("PROB_RUNS", "ten")])).unwrap_err();
+        assert_eq!(err, "PROB_RUNS: expected a whole number of runs, got `ten`");
+        let err = load_uncached(None, env_of(&[("PROB_TRANSPOSE", "maybe")])).unwrap_err();
+        assert!(err.starts_with("PROB_TRANSPOSE: expected"), "{err}");
+        assert!(err.ends_with("got `maybe`"), "{err}");
+    }
+
+    #[test]
+    fn low_run_counts_clamp_to_one() {
+        for value in ["0", "-3"] {
+            let settings = load_uncached(None, env_of(&[("PROB_RUNS", value)])).expect("valid");
+            assert_eq!(settings.env_runs, Some(1));
+        }
+        let settings = load_uncached(None, env_of(&[("PROB_RUNS", " 12 ")])).expect("valid");
+        assert_eq!(settings.env_runs, Some(12));
+    }
+
+    #[test]
+    fn package_keys_win_over_workspace_keys() {
+        let root = temp_dir("layers");
+        std::fs::write(
+            root.join("Cargo.toml"),
+            "[workspace]\n[workspace.metadata.probtest]\nruns = 3\ndelay = 0.5\njson = \"out/all.json\"\n",
+        )
+        .expect("write");
+        let member = root.join("member");
+        std::fs::create_dir_all(&member).expect("dir");
+        std::fs::write(
+            member.join("Cargo.toml"),
+            "[package]\nname = \"m\"\n[package.metadata.probtest]\nruns = 5\ntranspose = true\n",
+        )
+        .expect("write");
+        let settings = load_uncached(Some(&member), env_of(&[])).expect("valid");
+        assert_eq!(settings.config.runs, Some(5));
+        assert_eq!(settings.config.delay, Some(0.5));
+        assert!(settings.transpose);
+        assert_eq!(
+            settings.config.json.as_deref(),
+            Some(root.join("out/all.json").to_string_lossy().as_ref())
+        );
+        assert_eq!(
+            settings.files,
+            [member.join("Cargo.toml"), root.join("Cargo.toml")]
+        );
+        // The environment still wins over config.
+        let settings =
+            load_uncached(Some(&member), env_of(&[("PROB_TRANSPOSE", "0")])).expect("valid");
+        assert!(!settings.transpose);
+    }
+
+    #[test]
+    fn bad_config_values_name_file_key_and_value() {
+        let dir = temp_dir("bad");
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"m\"\n[package.metadata.probtest]\ndelay = -1\n",
+        )
+        .expect("write");
+        let err = load_uncached(Some(&dir), env_of(&[])).unwrap_err();
+        assert!(
+            err.contains(
+                "[package.metadata.probtest] delay must be a number of seconds >= 0, got -1"
+            ),
+            "{err}"
+        );
+
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"m\"\n[package.metadata.probtest]\nrun = 3\n",
+        )
+        .expect("write");
+        let err = load_uncached(Some(&dir), env_of(&[])).unwrap_err();
+        assert!(err.contains("unknown key `run`"), "{err}");
+        assert!(
+            err.contains("expected one of: runs, json, delay, transpose"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,361 @@
+//! Validation: checks the parsed attribute against the function and builds the list of cases.
+//! Every problem is collected with its span, so one compile run reports all of them.
+
+use std::collections::HashMap;
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Lit};
+
+use crate::ast::BenchFn;
+use crate::attr::{Attr, Group};
+use crate::ids;
+use crate::settings::Settings;
+
+/// A validated bench function, ready for expansion.
+pub(crate) struct Model {
+    pub(crate) runs: u32,
+    pub(crate) transpose: bool,
+    pub(crate) cases: Vec<Case>,
+}
+
+impl Model {
+    /// Whether the function has parameters, so that rows and items carry a case level.
+    pub(crate) fn parametrized(&self) -> bool {
+        self.cases
+            .first()
+            .is_some_and(|case| !case.params.is_empty())
+    }
+}
+
+/// One combination of parameter values.
+pub(crate) struct Case {
+    /// The id users see (`refund please-Terse-2+2`).
+    pub(crate) id: String,
+    /// The test item name made from the id (`refund_please_terse_2_2`).
+    pub(crate) item: String,
+    /// Argument expressions in the function's argument order.
+    pub(crate) args: Vec<Expr>,
+    /// `(argument, value as written)` in the function's argument order.
+    pub(crate) params: Vec<(String, String)>,
+}
+
+/// Checks everything, collecting all errors.
+pub(crate) fn validate(
+    attr: Attr,
+    func: &BenchFn,
+    settings: &Settings,
+) -> Result<Model, Vec<syn::Error>> {
+    let mut errors = attr.errors;
+    let attribute_runs = attr.runs.and_then(|runs| match check_runs(&runs.value) {
+        Ok(runs) => Some(runs),
+        Err(error) => {
+            errors.push(error);
+            None
+        }
+    });
+    check_signature(func, &mut errors);
+    let groups = attr.params.unwrap_or_default();
+    check_groups(&groups, func, &mut errors);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Model {
+        runs: settings.runs(attribute_runs),
+        transpose: settings.transpose,
+        cases: build_cases(&groups, func),
+    })
+}
+
+fn check_runs(value: &Expr) -> Result<u32, syn::Error> {
+    let expected = "`runs` expects a whole number literal such as `runs = 10`";
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        }) => match int.base10_parse::<u32>() {
+            Ok(0) => Err(syn::Error::new(int.span(), "`runs` must be at least 1")),
+            Ok(runs) => Ok(runs),
+            Err(_) => Err(syn::Error::new(
+                int.span(),
+                "`runs` is too large for a run count",
+            )),
+        },
+        other => Err(syn::Error::new(other.span(), expected)),
+    }
+}
+
+fn check_signature(func: &BenchFn, errors: &mut Vec<syn::Error>) {
+    let sig = &func.item.sig;
+    if let Some(span) = func.receiver {
+        errors.push(syn::Error::new(
+            span,
+            "a `#[probability]` function cannot take `self`; make it a free function",
+        ));
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.push(syn::Error::new(
+            sig.generics.span(),
+            "a `#[probability]` function cannot be generic; pass concrete values in `params(...)`",
+        ));
+    }
+    if let Some(asyncness) = sig.asyncness {
+        if func.test_attr.is_none() {
+            errors.push(syn::Error::new(
+                asyncness.span,
+                "an `async fn` needs a test attribute after `#[probability]`, such as `#[tokio::test]`",
+            ));
+        }
+    }
+    for arg in &func.args {
+        if arg.ident.is_none() {
+            errors.push(syn::Error::new(
+                arg.span,
+                "`#[probability]` arguments must be plain names such as `text: &str`",
+            ));
+        }
+    }
+}
+
+fn check_groups(groups: &[Group], func: &BenchFn, errors: &mut Vec<syn::Error>) {
+    let fn_name = func.name();
+    let mut covered: HashMap<String, Span> = HashMap::new();
+    for group in groups {
+        for name in &group.names {
+            let key = name.to_string();
+            if !func.args.iter().any(|arg| arg.ident.as_ref() == Some(name)) {
+                errors.push(syn::Error::new(
+                    name.span(),
+                    format!("`{key}` is not an argument of `{fn_name}`"),
+                ));
+            } else if covered.contains_key(&key) {
+                errors.push(syn::Error::new(
+                    name.span(),
+                    format!("`{key}` already has values in an earlier group; give each argument one group"),
+                ));
+            } else {
+                covered.insert(key, name.span());
+            }
+        }
+        if group.values.is_empty() {
+            errors.push(syn::Error::new(group.span, "this group has no values"));
+        }
+        let mut explicit_ids: Vec<String> = Vec::new();
+        for value in &group.values {
+            if group.zipped {
+                let arity = group.names.len();
+                let found = match &value.expr {
+                    Expr::Tuple(tuple) => Some(tuple.elems.len()),
+                    _ => None,
+                };
+                if found != Some(arity) {
+                    let found =
+                        found.map_or("a single value".to_string(), |n| format!("a tuple of {n}"));
+                    errors.push(syn::Error::new(
+                        value.span(),
+                        format!(
+                            "expected a tuple of {arity} values for `({})`, found {found}",
+                            group
+                                .names
+                                .iter()
+                                .map(ToString::to_string)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                }
+            }
+            if let Some(id) = &value.id {
+                let text = id.value();
+                if explicit_ids.contains(&text) {
+                    errors.push(syn::Error::new(
+                        id.span(),
+                        format!("the id \"{text}\" is given to another value of this group"),
+                    ));
+                }
+                explicit_ids.push(text);
+            }
+        }
+    }
+    for arg in &func.args {
+        if let Some(ident) = &arg.ident {
+            if !covered.contains_key(&ident.to_string()) {
+                errors.push(syn::Error::new(
+                    arg.span,
+                    format!(
+                        "argument `{ident}` has no values; add `{ident} = [...]` to `params(...)`"
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// One value of one group: its id and the expressions it gives to each named argument.
+struct Choice<'a> {
+    id: String,
+    bindings: Vec<(String, &'a Expr)>,
+}
+
+fn group_choices(group: &Group) -> Vec<Choice<'_>> {
+    group
+        .values
+        .iter()
+        .enumerate()
+        .map(|(index, value)| {
+            let bindings: Vec<(String, &Expr)> = match (&value.expr, group.zipped) {
+                (Expr::Tuple(tuple), true) => group
+                    .names
+                    .iter()
+                    .map(ToString::to_string)
+                    .zip(tuple.elems.iter())
+                    .collect(),
+                (expr, _) => vec![(group.names[0].to_string(), expr)],
+            };
+            let id = match &value.id {
+                Some(id) => id.value(),
+                None => bindings
+                    .iter()
+                    .map(|(name, expr)| ids::value_id(expr, name, index))
+                    .collect::<Vec<_>>()
+                    .join("-"),
+            };
+            Choice { id, bindings }
+        })
+        .collect()
+}
+
+fn build_cases(groups: &[Group], func: &BenchFn) -> Vec<Case> {
+    let choices: Vec<Vec<Choice<'_>>> = groups.iter().map(group_choices).collect();
+    // Cartesian product in written order: the last group varies fastest.
+    let mut combos: Vec<Vec<&Choice<'_>>> = vec![Vec::new()];
+    for group in &choices {
+        combos = combos
+            .into_iter()
+            .flat_map(|prefix| {
+                group.iter().map(move |choice| {
+                    let mut next = prefix.clone();
+                    next.push(choice);
+                    next
+                })
+            })
+            .collect();
+    }
+    let mut case_ids: Vec<String> = if groups.is_empty() {
+        vec![func.short_name()]
+    } else {
+        combos
+            .iter()
+            .map(|combo| {
+                combo
+                    .iter()
+                    .map(|choice| choice.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join("-")
+            })
+            .collect()
+    };
+    ids::make_unique(&mut case_ids);
+    let items = ids::item_names(&case_ids);
+    combos
+        .iter()
+        .zip(case_ids)
+        .zip(items)
+        .map(|((combo, id), item)| {
+            let bound: HashMap<&str, &Expr> = combo
+                .iter()
+                .flat_map(|choice| {
+                    choice
+                        .bindings
+                        .iter()
+                        .map(|(name, expr)| (name.as_str(), *expr))
+                })
+                .collect();
+            let mut args = Vec::new();
+            let mut params = Vec::new();
+            for arg in &func.args {
+                let name = arg
+                    .ident
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                let expr = bound[name.as_str()];
+                params.push((name, written_text(expr)));
+                args.push(expr.clone());
+            }
+            Case {
+                id,
+                item,
+                args,
+                params,
+            }
+        })
+        .collect()
+}
+
+/// The value as the user wrote it, for the report's `params`: the token text with the spacing
+/// that `to_string` adds between tokens taken out where Rust code has none.
+pub(crate) fn written_text(expr: &Expr) -> String {
+    let mut text = expr.to_token_stream().to_string();
+    for (spaced, tight) in [
+        (" :: ", "::"),
+        (" . ", "."),
+        (" ,", ","),
+        ("( ", "("),
+        (" )", ")"),
+        ("[ ", "["),
+        (" ]", "]"),
+        (" ! (", "!("),
+        (" ! [", "!["),
+        (" ?", "?"),
+        (" : ", ": "),
+        ("::< ", "::<"),
+        (" >::", ">::"),
+        (" >(", ">("),
+    ] {
+        text = text.replace(spaced, tight);
+    }
+    // A call's parentheses follow the callee directly: `Config::default ()`.
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ' '
+            && chars.peek() == Some(&'(')
+            && out.ends_with(|p: char| p.is_alphanumeric() || p == '_' || p == '>')
+        {
+            continue;
+        }
+        out.push(c);
+    }
+    if let Some(rest) = out.strip_prefix("- ") {
+        out = format!("-{rest}");
+    }
+    if let Some(rest) = out.strip_prefix("& ") {
+        out = format!("&{rest}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::written_text;
+
+    #[test]
+    fn written_text_reads_like_source() {
+        for src in [
+            "Style::Terse",
+            "\"2+2\"",
+            "-1",
+            "Config::default()",
+            "vec![1, 2, 3]",
+            "(\"a\", 4)",
+            "&[1, 2]",
+            "Mode::Fast { retries: 3 }",
+            "x.len()",
+            "Vec::<u8>::new()",
+        ] {
+            let expr: syn::Expr = syn::parse_str(src).expect("parses");
+            assert_eq!(written_text(&expr), src);
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! # probtest: nondeterministic tests as first-class tests
+//!
+//! Some tests pass seven times in ten: LLM evals, randomized algorithms, anything that samples.
+//! One green run of such a test is not evidence. probtest runs each case many times, classifies
+//! every run, and prints what happened as pass fractions, with cost and token usage.
+//!
+//! ```no_run
+//! use probtest::probability;
+//!
+//! #[derive(Debug, Clone, Copy)]
+//! enum Style { Terse, Verbose }
+//!
+//! # fn triage(_: &str, _: Style) -> &'static str { "refund" }
+//! #[probability(runs = 10, params(
+//!     text = ["refund please", "where is my order"],
+//!     style = [Style::Terse, Style::Verbose => "chatty"],
+//! ))]
+//! fn bench_triage(text: &str, style: Style) {
+//!     let label = triage(text, style);
+//!     probtest::record_usage!(model = "m-small", input_tokens = 120, output_tokens = 4, cost = 0.0002);
+//!     assert_eq!(label, "refund");
+//! }
+//! ```
+//!
+//! Plain `cargo test` (or `cargo nextest run`) runs the 40 generated tests, and at exit prints:
+//!
+//! ```text
+//! ================================= probability ==================================
+//!   triage::refund please-Terse         10/10  $0.0020
+//!   triage::refund please-chatty         9/10  $0.0020  FLAKY
+//!   triage::where is my order-Terse      0/10  $0.0020  FAIL
+//!   triage::where is my order-chatty     0/10  $0.0020  FAIL
+//!
+//!   Overall: 19/40 passed (48%)
+//!   Cost:    $0.0080
+//!   Tokens:  m-small  4,800 in / 160 out  $0.0080
+//! ```
+//!
+//! ## The attribute
+//!
+//! `#[probability(runs = N, params(...))]` goes on a function in any test suite. Both keys are
+//! optional.
+//!
+//! - `runs = N`: an integer literal >= 1, the number of runs per case. `PROB_RUNS` overrides it;
+//!   without either, the config's `runs` applies, else 1.
+//! - `params(...)`: groups of values. `name = [a, b]` gives one argument its values;
+//!   `(x, y) = [(1, 2), (3, 4)]` gives several arguments zipped values. The cases are the
+//!   cartesian product of the groups in written order. Every argument has exactly one group.
+//! - `value => "id"` names a value (or a zipped tuple) in ids.
+//!
+//! **Case ids** follow pytest: a string gives its contents, a number, bool or char literal its
+//! text (`-1` for negative literals), a path its last segment (`Style::Terse` gives `Terse`), any
+//! other expression `<argument><index>` (`cfg0`). Zipped values and groups join with `-`.
+//! Repeated ids get `0`, `1`, ... appended. A function without params has one case named after
+//! it. **Rows** in the summary and report are `<short>::<case-id>`, where the short name drops a
+//! leading `bench_`.
+//!
+//! **Test items** are `<fn>::<case>::run<N>` in the function's module: the case as an
+//! identifier (`refund_please_terse`), the run number zero-padded so that `--test-threads=1`
+//! runs them in numeric order. With one run the `run<N>` level is left out; without params, the
+//! case level. Select them with libtest's usual filters: `cargo test triage::refund`.
+//!
+//! The function may return `()` or `Result<(), E: Debug>`. An `async fn` needs a test attribute
+//! after `#[probability]` (`#[tokio::test]`, or any attribute whose last segment is `test`); it
+//! is put on every generated item. `#[ignore]`, `#[cfg]`, doc comments and lint attributes carry
+//! over. The body is compiled once; each generated item is a one-line call.
+//!
+//! ## Run classes and statuses
+//!
+//! Every run ends in one of three classes: **pass** (a clean return or `Ok`), **fail** (an
+//! `assert!`, `assert_eq!`, `assert_ne!` or `debug_` form failed, in the body or, with std's
+//! messages, in a helper it calls) and **error** (any other panic, an `Err` return, a failed
+//! setup, a process that died mid-run). A failed or errored run also fails its test item, so the
+//! exit status follows the usual test semantics.
+//!
+//! | classes present | rendered | example |
+//! |---|---|---|
+//! | pass | (green, no word) | `10/10` |
+//! | fail | `FAIL` | `0/10 FAIL` |
+//! | error | `ERROR` | `0/10 ERROR` |
+//! | pass + fail | `FLAKY` | `5/10 FLAKY` |
+//! | pass + error | `N ERRORED` | `7/10 3 ERRORED` |
+//! | fail + error | `FAIL (N errored)` | `0/10 FAIL (2 errored)` |
+//! | pass + fail + error | `FLAKY (N errored)` | `5/10 FLAKY (1 errored)` |
+//!
+//! ## Cost and tokens
+//!
+//! [`record_usage`] takes a [`TokenUsage`] or any serializable provider usage struct;
+//! [`record_usage!`] takes keyword fields; [`record_cost`] adds a non-token cost. Usage recorded
+//! before a failing assertion is kept. From threads a run spawns, record through
+//! [`current_run`].
+//!
+//! ## Settings
+//!
+//! | variable | config key | meaning |
+//! |---|---|---|
+//! | `PROB_RUNS` | `runs` | runs per case (the variable overrides the attribute; the config is the default); below 1 counts as 1 |
+//! | `PROB_JSON` | `json` | write the JSON report there |
+//! | `PROB_DELAY` | `delay` | seconds between run starts within a process, never before the first |
+//! | `PROB_TRANSPOSE` | `transpose` | run-major order: run 1 of every case of a module, then run 2, ... |
+//!
+//! Config lives in `[package.metadata.probtest]`, then `[workspace.metadata.probtest]`, of
+//! `Cargo.toml`. Changing `PROB_RUNS`, `PROB_TRANSPOSE` or the config rebuilds the tests. A
+//! relative `PROB_JSON` is relative to the test process's working directory, which `cargo test`
+//! and `cargo nextest run` set to the package's root; a relative config `json` is relative to the
+//! `Cargo.toml` that declares it. A bad value is an error naming the variable and the value: at
+//! compile time for `PROB_RUNS` and `PROB_TRANSPOSE`, as an error of every run for `PROB_DELAY`.
+//!
+//! ## Setup and teardown
+//!
+//! [`macro@setup`] and [`macro@teardown`] register a function for the module it is written in
+//! and its submodules: setup runs once before the module's first bench run, teardown once after
+//! its last (at the latest at process exit). A failing setup makes every run of the module an
+//! error carrying the setup's message.
+//!
+//! ## The report
+//!
+//! With `PROB_JSON` set, the process writes a [`Report`] as JSON at exit (atomically; parent
+//! directories are created): `schema`, `created`, `runs`, `exit_status`, `totals`, `rows[]`
+//! with the raw pass/fail/error counts of each case, and `records[]` with every run's outcome,
+//! message, location, time, cost and usage.
+
+extern crate self as probtest;
+
+mod assertions;
+mod model;
+mod registry;
+mod render;
+mod runner;
+mod session;
+mod settings;
+mod status;
+mod usage;
+
+pub use model::{OrderedMap, Record, Report, Row, Totals, UsageTotals, SCHEMA_VERSION};
+pub use render::{color_enabled, summary, Options as RenderOptions};
+pub use status::{status_text, Outcome, Status};
+pub use usage::{
+    current_run, record_cost, record_usage, try_record_cost, try_record_usage, RecordError,
+    RunHandle, TokenUsage,
+};
+
+/// Turns one function into per-case, per-run test items; see the [crate documentation](crate).
+pub use probtest_macros::probability;
+
+/// Registers a function to run once before the first bench run of its module (and submodules).
+///
+/// The function takes no arguments and returns `()` or `Result<(), E: Debug>`. When it panics or
+/// returns `Err`, every run of the module is an error with its message.
+///
+/// ```no_run
+/// #[probtest::setup]
+/// fn start_model_server() {
+///     // spawn a server, seed a database, ...
+/// }
+/// ```
+pub use probtest_macros::setup;
+
+/// Registers a function to run once after the last bench run of its module (and submodules), at
+/// the latest at process exit.
+///
+/// ```no_run
+/// #[probtest::teardown]
+/// fn stop_model_server() {
+///     // stop what setup started
+/// }
+/// ```
+pub use probtest_macros::teardown;
+
+/// What generated code calls. Not a public API: it changes without notice.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::registry::{register_bench, register_hook, Bench, Case, Hook};
+    pub use crate::runner::{run, run_async, BenchReturn};
+    pub use crate::usage::fields;
+    pub use ctor;
+
+    /// probtest's versions of std's assertion macros.
+    pub mod assertions {
+        pub use crate::assertions::*;
+    }
+}

@@ -1,0 +1,540 @@
+//! The model of a session's results: records in, rows and totals out. The terminal summary and
+//! the JSON report are both rendered from a [`Report`], never recomputed separately.
+//!
+//! Field names follow the Python plugin's report (`created`, `runs`, `exit_status`, `totals`,
+//! `rows`, `records`), so the two tools can read each other's reports.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::Path;
+
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::status::{status_text, Outcome, Status};
+use crate::usage::TokenUsage;
+
+/// The version of the report layout; bumped on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole report: what the JSON file holds and what the summary shows.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Report {
+    /// Layout version, [`SCHEMA_VERSION`] when written by this version.
+    pub schema: u32,
+    /// Always `"probtest"`.
+    pub tool: String,
+    /// The probtest version that wrote the report.
+    pub version: String,
+    /// When the report was built, RFC 3339 in UTC.
+    pub created: String,
+    /// The largest number of runs configured for any case.
+    pub runs: u32,
+    /// 0 when every run passed, 1 otherwise.
+    pub exit_status: i32,
+    /// Counts, cost and usage over every run.
+    pub totals: Totals,
+    /// One row per case, in source order.
+    pub rows: Vec<Row>,
+    /// Every run, in row order then run order.
+    pub records: Vec<Record>,
+}
+
+/// Counts, cost and usage over a set of runs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Totals {
+    /// Runs that passed.
+    pub passes: u64,
+    /// Runs whose assertion failed.
+    pub fails: u64,
+    /// Runs that errored.
+    pub errors: u64,
+    /// All runs.
+    pub count: u64,
+    /// Passes as a percentage of all runs (`70.0`).
+    pub pass_rate: f64,
+    /// Total cost: `record_cost` amounts plus every usage entry's cost.
+    pub cost: f64,
+    /// Token usage per model, in order of first appearance.
+    pub usage: OrderedMap<UsageTotals>,
+}
+
+/// One case: its identity, its counts and its verdict.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    /// The row id: `<short>::<case-id>`, or the short name for an unparametrized function.
+    pub case: String,
+    /// The bench function's full name.
+    pub function: String,
+    /// The module path the function is written in.
+    pub module: String,
+    /// The source file, as `file!()` gives it.
+    pub file: String,
+    /// The line of the function's name.
+    pub line: u32,
+    /// The case id alone, without the function's short name.
+    pub case_id: String,
+    /// Each argument's value as written in `params(...)`.
+    pub params: OrderedMap<String>,
+    /// Runs configured for the case.
+    pub runs: u32,
+    /// Runs that passed.
+    pub passes: u64,
+    /// Runs whose assertion failed.
+    pub fails: u64,
+    /// Runs that errored.
+    pub errors: u64,
+    /// Runs reported.
+    pub total: u64,
+    /// Passes as a percentage of `total`.
+    pub pass_rate: f64,
+    /// The verdict word.
+    pub status: Status,
+    /// Total cost of the case's runs.
+    pub cost: f64,
+    /// Token usage per model.
+    pub usage: OrderedMap<UsageTotals>,
+}
+
+/// Aggregated token usage of one model.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct UsageTotals {
+    /// Tokens sent to the model.
+    pub input_tokens: u64,
+    /// Tokens the model produced.
+    pub output_tokens: u64,
+    /// Input tokens served from cache.
+    pub cached_input_tokens: u64,
+    /// What the calls cost.
+    pub cost: f64,
+}
+
+/// One run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Record {
+    /// The row id of the run's case.
+    pub case: String,
+    /// 1-based run number.
+    pub run: u32,
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// First line of the failure or error message.
+    pub message: Option<String>,
+    /// `file:line:column` of the panic, when there was one.
+    pub location: Option<String>,
+    /// Seconds the body took.
+    pub elapsed: f64,
+    /// The run's total cost, usage included.
+    pub cost: f64,
+    /// Every usage entry recorded in the run.
+    pub usage: Vec<TokenUsage>,
+    /// The case's identity, carried from the process that ran it to the row.
+    #[serde(skip)]
+    pub(crate) meta: Option<CaseMeta>,
+}
+
+/// Who a case is, as the process that ran it knows it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CaseMeta {
+    pub(crate) case: String,
+    pub(crate) function: String,
+    pub(crate) module: String,
+    pub(crate) file: String,
+    pub(crate) line: u32,
+    pub(crate) case_id: String,
+    pub(crate) index: u32,
+    pub(crate) runs: u32,
+    pub(crate) params: Vec<(String, String)>,
+}
+
+impl UsageTotals {
+    fn add(&mut self, usage: &TokenUsage) {
+        self.input_tokens += usage.input_tokens;
+        self.output_tokens += usage.output_tokens;
+        self.cached_input_tokens += usage.cached_input_tokens;
+        self.cost += usage.cost;
+    }
+
+    fn merge(&mut self, other: &UsageTotals) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.cost += other.cost;
+    }
+}
+
+fn pass_rate(passes: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * passes as f64 / total as f64
+    }
+}
+
+impl Report {
+    /// Builds rows and totals from records that carry their case's identity.
+    pub(crate) fn build(mut records: Vec<Record>) -> Report {
+        struct Building {
+            meta: CaseMeta,
+            row: Row,
+        }
+        let mut rows: Vec<Building> = Vec::new();
+        let mut by_case: HashMap<String, usize> = HashMap::new();
+        for record in &records {
+            let index = *by_case.entry(record.case.clone()).or_insert_with(|| {
+                let meta = record.meta.clone().unwrap_or_else(|| CaseMeta {
+                    case: record.case.clone(),
+                    function: String::new(),
+                    module: String::new(),
+                    file: String::new(),
+                    line: 0,
+                    case_id: record.case.clone(),
+                    index: 0,
+                    runs: 0,
+                    params: Vec::new(),
+                });
+                rows.push(Building {
+                    row: Row {
+                        case: meta.case.clone(),
+                        function: meta.function.clone(),
+                        module: meta.module.clone(),
+                        file: meta.file.clone(),
+                        line: meta.line,
+                        case_id: meta.case_id.clone(),
+                        params: OrderedMap(meta.params.clone()),
+                        runs: meta.runs,
+                        passes: 0,
+                        fails: 0,
+                        errors: 0,
+                        total: 0,
+                        pass_rate: 0.0,
+                        status: Status::Error,
+                        cost: 0.0,
+                        usage: OrderedMap::default(),
+                    },
+                    meta,
+                });
+                rows.len() - 1
+            });
+            let row = &mut rows[index].row;
+            match record.outcome {
+                Outcome::Pass => row.passes += 1,
+                Outcome::Fail => row.fails += 1,
+                Outcome::Error => row.errors += 1,
+            }
+            row.total += 1;
+            row.cost += record.cost;
+            for usage in &record.usage {
+                row.usage.entry(&usage.model).add(usage);
+            }
+        }
+        rows.sort_by(|a, b| {
+            (&a.meta.module, a.meta.line, &a.meta.function, a.meta.index).cmp(&(
+                &b.meta.module,
+                b.meta.line,
+                &b.meta.function,
+                b.meta.index,
+            ))
+        });
+        let order: HashMap<&str, usize> = rows
+            .iter()
+            .enumerate()
+            .map(|(position, building)| (building.meta.case.as_str(), position))
+            .collect();
+        records.sort_by_key(|record| (order[record.case.as_str()], record.run));
+        let mut rows: Vec<Row> = rows.into_iter().map(|building| building.row).collect();
+        let mut totals = Totals::default();
+        for row in &mut rows {
+            row.pass_rate = pass_rate(row.passes, row.total);
+            row.status = Status::from_counts(row.passes, row.fails, row.errors);
+            totals.passes += row.passes;
+            totals.fails += row.fails;
+            totals.errors += row.errors;
+            totals.count += row.total;
+            totals.cost += row.cost;
+            for (model, usage) in &row.usage.0 {
+                totals.usage.entry(model).merge(usage);
+            }
+        }
+        totals.pass_rate = pass_rate(totals.passes, totals.count);
+        let exit_status = i32::from(totals.fails + totals.errors > 0);
+        Report {
+            schema: SCHEMA_VERSION,
+            tool: "probtest".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            created: rfc3339_now(),
+            runs: rows.iter().map(|row| row.runs).max().unwrap_or(0),
+            exit_status,
+            totals,
+            rows,
+            records,
+        }
+    }
+
+    /// The status text of a row (`FLAKY (1 errored)`), empty for a clean pass.
+    pub fn row_status_text(row: &Row) -> String {
+        status_text(row.passes, row.fails, row.errors)
+    }
+
+    /// Writes the report as pretty JSON: parent directories created, a temporary file renamed
+    /// into place so that readers never see half a report.
+    pub fn write_atomically(&self, path: &Path) -> io::Result<()> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "report.json".into());
+        let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let mut text = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
+        text.push('\n');
+        std::fs::write(&temp, text)?;
+        std::fs::rename(&temp, path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&temp);
+        })
+    }
+}
+
+/// A map that keeps insertion order, serialized as a JSON object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrderedMap<V>(pub Vec<(String, V)>);
+
+impl<V> Default for OrderedMap<V> {
+    fn default() -> Self {
+        OrderedMap(Vec::new())
+    }
+}
+
+impl<V: Default> OrderedMap<V> {
+    fn entry(&mut self, key: &str) -> &mut V {
+        let position = match self.0.iter().position(|(k, _)| k == key) {
+            Some(position) => position,
+            None => {
+                self.0.push((key.to_string(), V::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[position].1
+    }
+}
+
+impl<V> OrderedMap<V> {
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Whether the map is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<V: Serialize> Serialize for OrderedMap<V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OrderedVisitor<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for OrderedVisitor<V> {
+            type Value = OrderedMap<V>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = access.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(OrderedMap(entries))
+            }
+        }
+        deserializer.deserialize_map(OrderedVisitor(std::marker::PhantomData))
+    }
+}
+
+/// The current time as `2026-11-29T09:31:48Z`.
+fn rfc3339_now() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    rfc3339(seconds)
+}
+
+fn rfc3339(unix_seconds: u64) -> String {
+    let days = (unix_seconds / 86_400) as i64;
+    let seconds_of_day = unix_seconds % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        seconds_of_day / 3600,
+        seconds_of_day / 60 % 60,
+        seconds_of_day % 60
+    )
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn record(
+        case: &str,
+        run: u32,
+        outcome: Outcome,
+        cost: f64,
+        usage: Vec<TokenUsage>,
+    ) -> Record {
+        let (short, case_id) = case.split_once("::").unwrap_or((case, case));
+        Record {
+            case: case.to_string(),
+            run,
+            outcome,
+            message: (outcome != Outcome::Pass).then(|| format!("{outcome:?} in run {run}")),
+            location: None,
+            elapsed: 0.001,
+            cost,
+            usage,
+            meta: Some(CaseMeta {
+                case: case.to_string(),
+                function: format!("bench_{short}"),
+                module: "evals".to_string(),
+                file: "tests/evals.rs".to_string(),
+                line: if short == "classify" { 10 } else { 20 },
+                case_id: case_id.to_string(),
+                index: u32::from(case_id.as_bytes().first().copied().unwrap_or(0)),
+                runs: 10,
+                params: vec![("text".to_string(), format!("{case_id:?}"))],
+            }),
+        }
+    }
+
+    #[test]
+    fn rows_and_totals_come_from_records() {
+        let mut records = Vec::new();
+        for run in 1..=4 {
+            let outcome = if run <= 3 {
+                Outcome::Pass
+            } else {
+                Outcome::Fail
+            };
+            records.push(record("classify::b", run, outcome, 0.5, vec![]));
+        }
+        records.push(record("classify::a", 1, Outcome::Error, 0.0, vec![]));
+        records.push(record("classify::a", 2, Outcome::Pass, 0.0, vec![]));
+        let report = Report::build(records);
+        assert_eq!(report.rows.len(), 2);
+        // Rows follow source order (line, then case index), not completion order.
+        assert_eq!(report.rows[0].case, "classify::a");
+        let b = &report.rows[1];
+        assert_eq!((b.passes, b.fails, b.errors, b.total), (3, 1, 0, 4));
+        assert_eq!(b.pass_rate, 75.0);
+        assert_eq!(b.status, Status::Flaky);
+        assert_eq!(b.cost, 2.0);
+        assert_eq!(report.rows[0].status, Status::Errored);
+        assert_eq!((report.totals.passes, report.totals.count), (4, 6));
+        assert_eq!(report.exit_status, 1);
+        let cases: Vec<(&str, u32)> = report
+            .records
+            .iter()
+            .map(|r| (r.case.as_str(), r.run))
+            .collect();
+        assert_eq!(cases[0], ("classify::a", 1));
+        assert_eq!(cases[5], ("classify::b", 4));
+    }
+
+    #[test]
+    fn json_round_trips_and_keeps_the_peer_field_names() {
+        let usage = TokenUsage {
+            model: "m-small".into(),
+            input_tokens: 5,
+            cost: 0.25,
+            ..Default::default()
+        };
+        let report = Report::build(vec![record(
+            "classify::a",
+            1,
+            Outcome::Pass,
+            0.25,
+            vec![usage],
+        )]);
+        let json = serde_json::to_value(&report).expect("serializes");
+        for key in [
+            "schema",
+            "created",
+            "runs",
+            "exit_status",
+            "totals",
+            "rows",
+            "records",
+        ] {
+            assert!(json.get(key).is_some(), "missing {key}");
+        }
+        for key in [
+            "case",
+            "passes",
+            "fails",
+            "errors",
+            "total",
+            "pass_rate",
+            "status",
+            "cost",
+            "usage",
+            "params",
+        ] {
+            assert!(json["rows"][0].get(key).is_some(), "missing rows[].{key}");
+        }
+        assert_eq!(json["totals"]["usage"]["m-small"]["input_tokens"], 5);
+        assert_eq!(json["rows"][0]["params"]["text"], "\"a\"");
+        let back: Report = serde_json::from_value(json).expect("deserializes");
+        let mut expected = report.clone();
+        expected.records[0].meta = None;
+        assert_eq!(back, expected);
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_795_858_308), "2026-11-28T09:31:48Z");
+    }
+
+    #[test]
+    fn atomic_write_creates_parents_and_leaves_no_temp_file() {
+        let dir = std::env::temp_dir().join(format!("probtest-model-{}", std::process::id()));
+        let path = dir.join("nested/deeper/report.json");
+        let report = Report::build(vec![record("classify::a", 1, Outcome::Pass, 0.0, vec![])]);
+        report.write_atomically(&path).expect("written");
+        let text = std::fs::read_to_string(&path).expect("readable");
+        assert!(text.ends_with("}\n"));
+        let leftovers: Vec<_> = std::fs::read_dir(path.parent().expect("parent"))
+            .expect("listable")
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

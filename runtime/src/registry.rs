@@ -1,0 +1,313 @@
+//! What generated code registers before `main`: bench functions, their cases, and the setup and
+//! teardown hooks of their modules.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, Once, OnceLock};
+
+use crate::runner::panic_message;
+
+/// A `#[probability]` function, as a static in generated code.
+#[doc(hidden)]
+pub struct Bench {
+    function: &'static str,
+    data_module: &'static str,
+    file: &'static str,
+    line: u32,
+    runs: u32,
+    cases: u32,
+    pub(crate) config: Config,
+    /// The result of this bench's module setups, computed at its first run.
+    setup: OnceLock<Result<(), String>>,
+}
+
+/// Settings read from the crate's config at compile time, for the runtime.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    pub(crate) json: Option<&'static str>,
+    pub(crate) delay: Option<f64>,
+}
+
+/// One case of a bench function, as a static in generated code.
+#[doc(hidden)]
+pub struct Case {
+    pub(crate) bench: &'static Bench,
+    pub(crate) index: u32,
+    pub(crate) id: &'static str,
+    pub(crate) row: &'static str,
+    pub(crate) params: &'static [(&'static str, &'static str)],
+}
+
+impl Bench {
+    #[allow(clippy::too_many_arguments)]
+    #[doc(hidden)]
+    pub const fn new(
+        function: &'static str,
+        data_module: &'static str,
+        file: &'static str,
+        line: u32,
+        runs: u32,
+        cases: u32,
+        json: Option<&'static str>,
+        delay: Option<f64>,
+    ) -> Bench {
+        Bench {
+            function,
+            data_module,
+            file,
+            line,
+            runs,
+            cases,
+            config: Config { json, delay },
+            setup: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn function(&self) -> &'static str {
+        self.function
+    }
+
+    /// The module the function is written in. Generated statics live in a child module named
+    /// after the function, so the last path segment is dropped.
+    pub(crate) fn module(&self) -> &'static str {
+        self.data_module
+            .rsplit_once("::")
+            .map_or(self.data_module, |(module, _)| module)
+    }
+
+    pub(crate) fn file(&self) -> &'static str {
+        self.file
+    }
+
+    pub(crate) fn line(&self) -> u32 {
+        self.line
+    }
+
+    pub(crate) fn runs(&self) -> u32 {
+        self.runs
+    }
+
+    fn total_runs(&self) -> u64 {
+        u64::from(self.runs) * u64::from(self.cases)
+    }
+}
+
+impl Case {
+    #[doc(hidden)]
+    pub const fn new(
+        bench: &'static Bench,
+        index: u32,
+        id: &'static str,
+        row: &'static str,
+        params: &'static [(&'static str, &'static str)],
+    ) -> Case {
+        Case {
+            bench,
+            index,
+            id,
+            row,
+            params,
+        }
+    }
+}
+
+/// Whether a hook runs before or after its module's runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HookKind {
+    Setup,
+    Teardown,
+}
+
+/// A `#[probtest::setup]` or `#[probtest::teardown]` function.
+#[doc(hidden)]
+pub struct Hook {
+    kind: HookKind,
+    module: &'static str,
+    name: &'static str,
+    function: fn() -> Result<(), String>,
+}
+
+impl Hook {
+    #[doc(hidden)]
+    pub fn setup(
+        module: &'static str,
+        name: &'static str,
+        function: fn() -> Result<(), String>,
+    ) -> Hook {
+        Hook {
+            kind: HookKind::Setup,
+            module,
+            name,
+            function,
+        }
+    }
+
+    #[doc(hidden)]
+    pub fn teardown(
+        module: &'static str,
+        name: &'static str,
+        function: fn() -> Result<(), String>,
+    ) -> Hook {
+        Hook {
+            kind: HookKind::Teardown,
+            module,
+            name,
+            function,
+        }
+    }
+
+    fn call(&self) -> Result<(), String> {
+        match catch_unwind(AssertUnwindSafe(self.function)) {
+            Ok(result) => result,
+            Err(payload) => Err(panic_message(payload.as_ref())),
+        }
+    }
+}
+
+struct HookEntry {
+    hook: Hook,
+    /// Setup: its result once run. Teardown: `Some(Ok(()))` once run.
+    done: Option<Result<(), String>>,
+    /// Teardown only: runs finished in its scope so far.
+    finished_runs: u64,
+}
+
+#[derive(Default)]
+struct Registry {
+    benches: Vec<&'static Bench>,
+    hooks: Vec<HookEntry>,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    benches: Vec::new(),
+    hooks: Vec::new(),
+});
+/// Set once any teardown is registered, so that runs without teardowns skip the bookkeeping.
+static HAS_TEARDOWNS: AtomicBool = AtomicBool::new(false);
+
+fn registry() -> MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+/// Whether `module` is `scope` or inside it.
+fn in_scope(module: &str, scope: &str) -> bool {
+    module == scope
+        || module
+            .strip_prefix(scope)
+            .is_some_and(|rest| rest.starts_with("::"))
+}
+
+#[doc(hidden)]
+pub fn register_bench(bench: &'static Bench) {
+    static EXIT_HOOK: Once = Once::new();
+    // Registering here rather than through a link section guarantees that the exit hook is
+    // linked whenever a bench function is.
+    EXIT_HOOK.call_once(crate::session::register_exit_hook);
+    registry().benches.push(bench);
+}
+
+#[doc(hidden)]
+pub fn register_hook(hook: Hook) {
+    if hook.kind == HookKind::Teardown {
+        HAS_TEARDOWNS.store(true, Ordering::Relaxed);
+    }
+    registry().hooks.push(HookEntry {
+        hook,
+        done: None,
+        finished_runs: 0,
+    });
+}
+
+/// Runs the setups that cover `bench`'s module (outermost first), once each per process.
+/// The first failure is the result for every run of the module.
+pub(crate) fn ensure_setup(bench: &'static Bench) -> Result<(), String> {
+    bench
+        .setup
+        .get_or_init(|| {
+            let mut registry = registry();
+            let mut setups: Vec<usize> = (0..registry.hooks.len())
+                .filter(|&i| {
+                    let hook = &registry.hooks[i].hook;
+                    hook.kind == HookKind::Setup && in_scope(bench.module(), hook.module)
+                })
+                .collect();
+            setups.sort_by_key(|&i| registry.hooks[i].hook.module.len());
+            for index in setups {
+                let entry = &mut registry.hooks[index];
+                if entry.done.is_none() {
+                    entry.done = Some(entry.hook.call());
+                }
+                if let Some(Err(message)) = &entry.done {
+                    return Err(format!("setup `{}` failed: {message}", entry.hook.name));
+                }
+            }
+            Ok(())
+        })
+        .clone()
+}
+
+/// Counts a finished run, and runs a teardown whose scope has now finished every run.
+pub(crate) fn run_finished(bench: &'static Bench) {
+    if !HAS_TEARDOWNS.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut registry = registry();
+    let Registry { benches, hooks } = &mut *registry;
+    for entry in hooks.iter_mut() {
+        if entry.hook.kind != HookKind::Teardown
+            || entry.done.is_some()
+            || !in_scope(bench.module(), entry.hook.module)
+        {
+            continue;
+        }
+        entry.finished_runs += 1;
+        let expected: u64 = benches
+            .iter()
+            .filter(|b| in_scope(b.module(), entry.hook.module))
+            .map(|b| b.total_runs())
+            .sum();
+        if entry.finished_runs >= expected {
+            entry.done = Some(Ok(()));
+            report_teardown(&entry.hook);
+        }
+    }
+}
+
+/// At exit: runs the teardowns whose scope had at least one run but did not finish them all
+/// (a filtered run, or one test per process under nextest).
+pub(crate) fn run_remaining_teardowns() {
+    if !HAS_TEARDOWNS.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut registry = registry();
+    for entry in registry.hooks.iter_mut() {
+        if entry.hook.kind == HookKind::Teardown && entry.done.is_none() && entry.finished_runs > 0
+        {
+            entry.done = Some(Ok(()));
+            report_teardown(&entry.hook);
+        }
+    }
+}
+
+fn report_teardown(hook: &Hook) {
+    if let Err(message) = hook.call() {
+        eprintln!(
+            "probtest: teardown `{}` of `{}` failed: {message}",
+            hook.name, hook.module
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_scope;
+
+    #[test]
+    fn scopes_follow_path_segments() {
+        assert!(in_scope("evals", "evals"));
+        assert!(in_scope("evals::triage", "evals"));
+        assert!(!in_scope("evals_more", "evals"));
+        assert!(!in_scope("evals", "evals::triage"));
+    }
+}

@@ -1,0 +1,323 @@
+//! The `probability` terminal summary, rendered from a [`Report`]. The same function serves the
+//! exit hook and any tool that renders a stored report.
+
+use std::fmt::Write;
+use std::io::IsTerminal;
+
+use crate::model::{Report, UsageTotals};
+use crate::status::Color;
+
+/// Width of the rule line, as pytest draws it.
+const RULE_WIDTH: usize = 80;
+
+/// How to render the summary.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options<'a> {
+    /// Whether to color statuses with ANSI escapes.
+    pub color: bool,
+    /// The report path to show on the `Report:` line, when a report was written.
+    pub report_path: Option<&'a str>,
+}
+
+/// Whether stdout should get colors: `CLICOLOR_FORCE` (not `0`) forces them, a non-empty
+/// `NO_COLOR` turns them off, otherwise only a terminal gets them.
+pub fn color_enabled() -> bool {
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if set("CLICOLOR_FORCE").is_some_and(|v| v != "0") {
+        return true;
+    }
+    if set("NO_COLOR").is_some() {
+        return false;
+    }
+    std::io::stdout().is_terminal()
+}
+
+fn paint(text: &str, color: Color, enabled: bool) -> String {
+    if !enabled || text.is_empty() {
+        return text.to_string();
+    }
+    let code = match color {
+        Color::Green => "32",
+        Color::Yellow => "33",
+        Color::Red => "31",
+    };
+    format!("\x1b[{code}m{text}\x1b[0m")
+}
+
+/// The rule line with a centred title, 80 columns wide.
+pub(crate) fn rule(title: &str) -> String {
+    let side = (RULE_WIDTH.saturating_sub(title.len() + 2) / 2).max(1);
+    let mut line = format!("{} {title} {}", "=".repeat(side), "=".repeat(side));
+    if line.len() < RULE_WIDTH {
+        line.push('=');
+    }
+    line
+}
+
+/// `1234567` as `1,234,567`.
+pub(crate) fn thousands(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+fn money(amount: f64) -> String {
+    format!("${amount:.4}")
+}
+
+fn model_name(model: &str) -> &str {
+    if model.is_empty() {
+        "(unnamed)"
+    } else {
+        model
+    }
+}
+
+fn token_text(usage: &UsageTotals) -> String {
+    let mut text = format!(
+        "{} in / {} out",
+        thousands(usage.input_tokens),
+        thousands(usage.output_tokens)
+    );
+    if usage.cached_input_tokens > 0 {
+        let _ = write!(text, " / {} cached", thousands(usage.cached_input_tokens));
+    }
+    text
+}
+
+/// Renders the `probability` section; empty when the report has no rows.
+pub fn summary(report: &Report, options: &Options<'_>) -> String {
+    if report.rows.is_empty() {
+        return String::new();
+    }
+    let color = options.color;
+    let show_cost = report.totals.cost > 0.0;
+    let case_width = report
+        .rows
+        .iter()
+        .map(|r| r.case.chars().count())
+        .max()
+        .unwrap_or(0);
+    let fraction_width = report
+        .rows
+        .iter()
+        .map(|r| format!("{0}/{0}", r.total).len())
+        .max()
+        .unwrap_or(0);
+    let cost_width = report
+        .rows
+        .iter()
+        .map(|r| money(r.cost).len())
+        .max()
+        .unwrap_or(0);
+
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", rule("probability"));
+    for row in &report.rows {
+        let status = Report::row_status_text(row);
+        let tone = row.status.color();
+        let fraction = format!("{}/{}", row.passes, row.total);
+        let mut line = format!(
+            "  {}{}  {}{}",
+            row.case,
+            " ".repeat(case_width - row.case.chars().count()),
+            " ".repeat(fraction_width - fraction.len()),
+            paint(&fraction, tone, color),
+        );
+        if show_cost {
+            let _ = write!(line, "  {:>cost_width$}", money(row.cost));
+        }
+        if !status.is_empty() {
+            let _ = write!(line, "  {}", paint(&status, tone, color));
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    out.push('\n');
+
+    let totals = &report.totals;
+    let _ = write!(
+        out,
+        "  Overall: {}/{} passed ({:.0}%)",
+        totals.passes, totals.count, totals.pass_rate
+    );
+    if totals.errors > 0 {
+        let _ = write!(out, ", {} errored", totals.errors);
+    }
+    out.push('\n');
+    if show_cost {
+        let _ = writeln!(out, "  Cost:    {}", money(totals.cost));
+    }
+    if !totals.usage.is_empty() {
+        let models = &totals.usage.0;
+        let name_width = models
+            .iter()
+            .map(|(m, _)| model_name(m).chars().count())
+            .max()
+            .unwrap_or(0);
+        let texts: Vec<String> = models.iter().map(|(_, u)| token_text(u)).collect();
+        let text_width = texts.iter().map(String::len).max().unwrap_or(0);
+        let show_model_cost = models.iter().any(|(_, u)| u.cost > 0.0);
+        for (index, ((model, usage), text)) in models.iter().zip(&texts).enumerate() {
+            let label = if index == 0 {
+                "  Tokens:  "
+            } else {
+                "           "
+            };
+            let name = model_name(model);
+            let mut line = format!(
+                "{label}{name}{}  {text}",
+                " ".repeat(name_width - name.chars().count())
+            );
+            if show_model_cost {
+                let _ = write!(
+                    line,
+                    "{}  {}",
+                    " ".repeat(text_width - text.len()),
+                    money(usage.cost)
+                );
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    if let Some(path) = options.report_path {
+        let _ = writeln!(out, "  Report:  {path}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::tests::record;
+    use crate::status::Outcome;
+    use crate::usage::TokenUsage;
+
+    fn usage(model: &str, input: u64, output: u64, cached: u64, cost: f64) -> TokenUsage {
+        TokenUsage {
+            model: model.into(),
+            input_tokens: input,
+            output_tokens: output,
+            cached_input_tokens: cached,
+            cost,
+        }
+    }
+
+    fn runs(
+        case: &str,
+        outcomes: &[(Outcome, usize)],
+        cost: f64,
+        usage: &[TokenUsage],
+    ) -> Vec<crate::model::Record> {
+        let mut records = Vec::new();
+        for &(outcome, count) in outcomes {
+            for _ in 0..count {
+                let run = records.len() as u32 + 1;
+                let entries = if run == 1 { usage.to_vec() } else { Vec::new() };
+                let extra: f64 = entries.iter().map(|u| u.cost).sum();
+                records.push(record(case, run, outcome, cost + extra, entries));
+            }
+        }
+        records
+    }
+
+    #[test]
+    fn rule_matches_pytest() {
+        let line = rule("probability");
+        assert_eq!(line.len(), 80);
+        assert!(line.starts_with(&format!("{} probability ", "=".repeat(33))));
+        assert!(line.ends_with(&format!(" {}", "=".repeat(34))));
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_200), "1,200");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn seed_anatomy_with_cost_and_tokens() {
+        let mut records = runs(
+            "classify::identify_pii",
+            &[(Outcome::Pass, 7), (Outcome::Fail, 3)],
+            0.0,
+            &[
+                usage("m-small", 1_200, 80, 640, 0.001),
+                usage("m-large", 4_800, 900, 0, 0.001),
+            ],
+        );
+        records.extend(runs("classify::refund", &[(Outcome::Pass, 10)], 0.0, &[]));
+        records.extend(runs(
+            "classify::terse",
+            &[(Outcome::Pass, 7), (Outcome::Error, 3)],
+            0.0,
+            &[],
+        ));
+        records.extend(runs(
+            "classify::never",
+            &[(Outcome::Fail, 8), (Outcome::Error, 2)],
+            0.0,
+            &[],
+        ));
+        records.extend(runs("classify::broken", &[(Outcome::Error, 10)], 0.0, &[]));
+        records.extend(runs(
+            "classify::mixed",
+            &[(Outcome::Pass, 5), (Outcome::Fail, 4), (Outcome::Error, 1)],
+            0.0,
+            &[],
+        ));
+        records.extend(runs("classify::wrong", &[(Outcome::Fail, 10)], 0.0, &[]));
+        let report = crate::model::Report::build(records);
+        let text = summary(
+            &report,
+            &Options {
+                color: false,
+                report_path: Some("report.json"),
+            },
+        );
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn minimal_summary_has_no_cost_tokens_or_report_lines() {
+        let report = crate::model::Report::build(runs("roll", &[(Outcome::Pass, 3)], 0.0, &[]));
+        let text = summary(&report, &Options::default());
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn colors_mark_the_fraction_and_status() {
+        let mut records = runs("a::x", &[(Outcome::Pass, 2)], 0.0, &[]);
+        records.extend(runs(
+            "a::y",
+            &[(Outcome::Pass, 1), (Outcome::Fail, 1)],
+            0.0,
+            &[],
+        ));
+        records.extend(runs("a::z", &[(Outcome::Fail, 2)], 0.0, &[]));
+        let report = crate::model::Report::build(records);
+        let text = summary(
+            &report,
+            &Options {
+                color: true,
+                report_path: None,
+            },
+        );
+        assert!(text.contains("\x1b[32m2/2\x1b[0m"), "{text}");
+        assert!(text.contains("\x1b[33mFLAKY\x1b[0m"), "{text}");
+        assert!(text.contains("\x1b[31mFAIL\x1b[0m"), "{text}");
+    }
+
+    #[test]
+    fn nothing_without_rows() {
+        let report = crate::model::Report::build(Vec::new());
+        assert_eq!(summary(&report, &Options::default()), "");
+    }
+}

@@ -1,0 +1,372 @@
+//! Executes one run: setup, spacing, the body under `catch_unwind`, classification, and the
+//! record. Every generated test item is a single call into [`run`] or [`run_async`], so this is
+//! the hot path.
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, Once};
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use crate::registry::{self, Case};
+use crate::session::{self, RunRecord};
+use crate::settings;
+use crate::status::Outcome;
+use crate::usage::{RecordError, TokenUsage};
+
+/// What a bench function may return: `()` or `Result<(), E: Debug>`.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "a `#[probability]` function must return `()` or `Result<(), E>` with `E: Debug`, not `{Self}`"
+)]
+pub trait BenchReturn {
+    /// `Err` holds the error's `Debug` text.
+    fn into_result(self) -> Result<(), String>;
+}
+
+impl BenchReturn for () {
+    fn into_result(self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl<E: std::fmt::Debug> BenchReturn for Result<(), E> {
+    fn into_result(self) -> Result<(), String> {
+        self.map_err(|error| format!("{error:?}"))
+    }
+}
+
+/// The state of one run in progress, shared with handles given to spawned threads.
+#[derive(Default)]
+pub(crate) struct RunState {
+    data: Mutex<RunData>,
+}
+
+#[derive(Default)]
+struct RunData {
+    finished: bool,
+    usage: Vec<TokenUsage>,
+    cost: f64,
+    panic: Option<PanicNote>,
+}
+
+/// What the panic hook saw of the panic that ended a run.
+struct PanicNote {
+    message: String,
+    location: Option<String>,
+    assertion: bool,
+}
+
+impl RunState {
+    fn lock(&self) -> MutexGuard<'_, RunData> {
+        self.data
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    pub(crate) fn add_usage(&self, usage: TokenUsage) -> Result<(), RecordError> {
+        let mut data = self.lock();
+        if data.finished {
+            return Err(RecordError::RunFinished);
+        }
+        data.usage.push(usage);
+        Ok(())
+    }
+
+    pub(crate) fn add_cost(&self, amount: f64) -> Result<(), RecordError> {
+        let mut data = self.lock();
+        if data.finished {
+            return Err(RecordError::RunFinished);
+        }
+        data.cost += amount;
+        Ok(())
+    }
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Arc<RunState>>> = const { RefCell::new(None) };
+    /// Set by probtest's assertion macros just before they panic.
+    static ASSERTING: Cell<bool> = const { Cell::new(false) };
+}
+
+pub(crate) fn current() -> Option<Arc<RunState>> {
+    CURRENT
+        .try_with(|current| current.borrow().clone())
+        .ok()
+        .flatten()
+}
+
+/// Makes `state` the current run of this thread while `f` runs.
+fn with_current<T>(state: &Arc<RunState>, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Arc<RunState>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            let _ = CURRENT.try_with(|current| *current.borrow_mut() = previous);
+        }
+    }
+    let _ = ASSERTING.try_with(|flag| flag.set(false));
+    let previous = CURRENT.with(|current| current.borrow_mut().replace(state.clone()));
+    let _restore = Restore(previous);
+    f()
+}
+
+/// Marks the panic about to happen on this thread as a failed assertion.
+pub(crate) fn mark_assertion() {
+    let _ = ASSERTING.try_with(|flag| flag.set(true));
+}
+
+/// Installs the panic hook that notes each run's panic message and location, then defers to
+/// the hook that was there before (so libtest still prints the panic as usual).
+fn install_panic_hook() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let assertion = ASSERTING
+                .try_with(|flag| flag.replace(false))
+                .unwrap_or(false);
+            if let Some(state) = current() {
+                let message = panic_message(info.payload());
+                let location = info
+                    .location()
+                    .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+                state.lock().panic = Some(PanicNote {
+                    assertion: assertion || is_std_assertion(&message),
+                    message,
+                    location,
+                });
+            }
+            previous(info);
+        }));
+    });
+}
+
+/// The text of a panic payload.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "the panic payload is not a string".to_string()
+    }
+}
+
+/// Whether a panic message is one of std's assertion messages (raised from a helper function,
+/// outside the bench body's own assertion macros), or pretty_assertions'.
+fn is_std_assertion(message: &str) -> bool {
+    message.starts_with("assertion failed: ") || message.starts_with("assertion `left ")
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or("").to_string()
+}
+
+/// A run that has started: registered as in flight, its setup done, its start spaced.
+struct Active {
+    case: &'static Case,
+    run: u32,
+    ticket: u64,
+    state: Arc<RunState>,
+    started: Instant,
+}
+
+/// Why a run ended without passing, once recorded: how to make the test item fail too.
+enum Failure {
+    Panic(Box<dyn Any + Send>),
+    Message(String),
+}
+
+impl Active {
+    fn start(case: &'static Case, run: u32) -> Result<Active, String> {
+        install_panic_hook();
+        let ticket = session::started(case, run);
+        let state = Arc::new(RunState::default());
+        let active = Active {
+            case,
+            run,
+            ticket,
+            state,
+            started: Instant::now(),
+        };
+        let ready = settings::get(&case.bench.config).and_then(|settings| {
+            registry::ensure_setup(case.bench)?;
+            session::space_start(settings.delay);
+            Ok(())
+        });
+        match ready {
+            Ok(()) => Ok(Active {
+                started: Instant::now(),
+                ..active
+            }),
+            Err(message) => {
+                active.record(Outcome::Error, Some(message.clone()), None);
+                Err(message)
+            }
+        }
+    }
+
+    /// Classifies the body's result, records it, and says how the test item must end.
+    fn finish(self, result: Result<Result<(), String>, Box<dyn Any + Send>>) -> Option<Failure> {
+        match result {
+            Ok(Ok(())) => {
+                self.record(Outcome::Pass, None, None);
+                None
+            }
+            Ok(Err(error)) => {
+                let message = format!("the bench returned an error: {error}");
+                self.record(Outcome::Error, Some(first_line(&message)), None);
+                Some(Failure::Message(message))
+            }
+            Err(payload) => {
+                let note = self.state.lock().panic.take();
+                let (outcome, message, location) = match note {
+                    Some(note) => (
+                        if note.assertion {
+                            Outcome::Fail
+                        } else {
+                            Outcome::Error
+                        },
+                        note.message,
+                        note.location,
+                    ),
+                    // Another panic hook replaced ours: classify from the payload alone.
+                    None => {
+                        let message = panic_message(payload.as_ref());
+                        let outcome = if is_std_assertion(&message) {
+                            Outcome::Fail
+                        } else {
+                            Outcome::Error
+                        };
+                        (outcome, message, None)
+                    }
+                };
+                self.record(outcome, Some(first_line(&message)), location);
+                Some(Failure::Panic(payload))
+            }
+        }
+    }
+
+    fn record(&self, outcome: Outcome, message: Option<String>, location: Option<String>) {
+        let (usage, cost) = {
+            let mut data = self.state.lock();
+            data.finished = true;
+            (std::mem::take(&mut data.usage), data.cost)
+        };
+        session::finished(
+            self.ticket,
+            RunRecord {
+                case: self.case,
+                run: self.run,
+                outcome,
+                message,
+                location,
+                elapsed: self.started.elapsed(),
+                cost,
+                usage,
+            },
+        );
+        registry::run_finished(self.case.bench);
+    }
+}
+
+#[track_caller]
+fn fail_item(failure: Option<Failure>) {
+    match failure {
+        None => {}
+        Some(Failure::Panic(payload)) => resume_unwind(payload),
+        Some(Failure::Message(message)) => panic!("{message}"),
+    }
+}
+
+/// Runs one synchronous run of `case`. Generated test items call this and nothing else.
+#[doc(hidden)]
+#[track_caller]
+pub fn run<R: BenchReturn>(case: &'static Case, run: u32, body: fn() -> R) {
+    let active = match Active::start(case, run) {
+        Ok(active) => active,
+        Err(message) => panic!("{message}"),
+    };
+    let result = with_current(&active.state, || catch_unwind(|| body().into_result()));
+    fail_item(active.finish(result));
+}
+
+/// Runs one asynchronous run of `case` inside the test attribute's runtime.
+#[doc(hidden)]
+#[track_caller]
+pub fn run_async<F, R>(case: &'static Case, run: u32, body: F) -> impl Future<Output = ()>
+where
+    F: Future<Output = R>,
+    R: BenchReturn,
+{
+    let started = Active::start(case, run);
+    async move {
+        let active = match started {
+            Ok(active) => active,
+            Err(message) => panic!("{message}"),
+        };
+        let result = CatchUnwind {
+            future: Box::pin(body),
+            state: active.state.clone(),
+        }
+        .await;
+        fail_item(active.finish(result.map(BenchReturn::into_result)));
+    }
+}
+
+/// Polls a future with the run current on whichever thread polls it, catching panics.
+struct CatchUnwind<F> {
+    future: Pin<Box<F>>,
+    state: Arc<RunState>,
+}
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let future = &mut this.future;
+        match with_current(&this.state, || {
+            catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)))
+        }) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
+    }
+}
+
+// `F` is only ever accessed through the pinned box.
+impl<F> Unpin for CatchUnwind<F> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn std_assertion_messages_are_recognised() {
+        assert!(is_std_assertion("assertion failed: x > 1"));
+        assert!(is_std_assertion(
+            "assertion `left == right` failed\n  left: 1\n right: 2"
+        ));
+        assert!(is_std_assertion("assertion `left != right` failed: custom"));
+        assert!(!is_std_assertion(
+            "called `Option::unwrap()` on a `None` value"
+        ));
+        assert!(!is_std_assertion("index out of bounds"));
+    }
+
+    #[test]
+    fn bench_returns_convert() {
+        assert_eq!(().into_result(), Ok(()));
+        assert_eq!(Ok::<(), String>(()).into_result(), Ok(()));
+        assert_eq!(
+            Err::<(), _>("boom").into_result(),
+            Err("\"boom\"".to_string())
+        );
+    }
+}

@@ -1,0 +1,120 @@
+//! Settings read at run time: environment variable, then the crate's config (read at compile
+//! time and carried in the generated code), then the default. Settings that shape the generated
+//! items (`PROB_RUNS`, `PROB_TRANSPOSE`) are resolved by the macro instead.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::registry::Config;
+
+/// Settings of this process.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Settings {
+    /// Where to write the JSON report.
+    pub(crate) json: Option<ReportPath>,
+    /// Minimum time between run starts in this process.
+    pub(crate) delay: Duration,
+}
+
+/// A report path as the user gave it and as it resolves.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ReportPath {
+    pub(crate) display: String,
+    pub(crate) resolved: PathBuf,
+}
+
+static SETTINGS: OnceLock<Result<Settings, String>> = OnceLock::new();
+
+/// The settings, resolved at the first run; a bad value is an error of every run.
+pub(crate) fn get(config: &Config) -> Result<&'static Settings, String> {
+    SETTINGS
+        .get_or_init(|| resolve(config, |name| std::env::var(name).ok()))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The settings, if any run resolved them.
+pub(crate) fn peek() -> Option<&'static Result<Settings, String>> {
+    SETTINGS.get()
+}
+
+pub(crate) fn resolve(
+    config: &Config,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Settings, String> {
+    let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+    let json = match set("PROB_JSON") {
+        // Relative to the test process's working directory, which cargo test and nextest set to
+        // the package's root.
+        Some(path) => Some(ReportPath {
+            resolved: PathBuf::from(&path),
+            display: path,
+        }),
+        None => config.json.map(|path| ReportPath {
+            display: path.to_string(),
+            resolved: PathBuf::from(path),
+        }),
+    };
+    let delay = match set("PROB_DELAY") {
+        Some(text) => parse_delay(&text).ok_or_else(|| {
+            format!("PROB_DELAY: expected a number of seconds >= 0, got `{text}`")
+        })?,
+        None => config.delay.map_or(Duration::ZERO, Duration::from_secs_f64),
+    };
+    Ok(Settings { json, delay })
+}
+
+fn parse_delay(text: &str) -> Option<Duration> {
+    let seconds: f64 = text.trim().parse().ok()?;
+    Duration::try_from_secs_f64(seconds).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(json: Option<&'static str>, delay: Option<f64>) -> Config {
+        Config { json, delay }
+    }
+
+    #[test]
+    fn environment_wins_over_config() {
+        let env = |name: &str| match name {
+            "PROB_JSON" => Some("out/report.json".to_string()),
+            "PROB_DELAY" => Some("0.25".to_string()),
+            _ => None,
+        };
+        let settings = resolve(&config(Some("/ws/cfg.json"), Some(2.0)), env).expect("valid");
+        assert_eq!(settings.json.expect("set").display, "out/report.json");
+        assert_eq!(settings.delay, Duration::from_millis(250));
+
+        let settings = resolve(&config(Some("/ws/cfg.json"), Some(2.0)), |_| None).expect("valid");
+        assert_eq!(
+            settings.json.expect("set").resolved,
+            PathBuf::from("/ws/cfg.json")
+        );
+        assert_eq!(settings.delay, Duration::from_secs(2));
+
+        let settings = resolve(&config(None, None), |_| None).expect("valid");
+        assert_eq!(
+            settings,
+            Settings {
+                json: None,
+                delay: Duration::ZERO
+            }
+        );
+    }
+
+    #[test]
+    fn a_bad_delay_names_the_variable_and_value() {
+        for bad in ["-1", "soon", "NaN", "inf"] {
+            let env = |name: &str| (name == "PROB_DELAY").then(|| bad.to_string());
+            let err = resolve(&config(None, None), env).unwrap_err();
+            assert_eq!(
+                err,
+                format!("PROB_DELAY: expected a number of seconds >= 0, got `{bad}`")
+            );
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! End-to-end tests of probtest live in `tests/`; this library is empty.
