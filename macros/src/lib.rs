@@ -15,6 +15,9 @@ mod ids;
 mod settings;
 mod valid;
 
+#[cfg(test)]
+mod expansion_tests;
+
 /// Turns one function into per-case, per-run test items. See the `probtest` crate.
 #[proc_macro_attribute]
 pub fn probability(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -52,9 +55,14 @@ fn probability_impl(
             return with_item(error.to_compile_error(), item);
         }
     };
+    expand_function(attr, function, &settings)
+}
+
+fn expand_function(attr: attr::Attr, function: syn::ItemFn, settings: &settings::Settings) -> proc_macro2::TokenStream {
+    let item = quote!(#function);
     let bench = ast::BenchFn::from_item(function);
-    match valid::validate(attr, &bench, &settings) {
-        Ok(model) => expand::expand(&bench, &model, &settings),
+    match valid::validate(attr, &bench, settings) {
+        Ok(model) => expand::expand(&bench, &model, settings),
         Err(errors) => {
             let errors = errors.iter().map(syn::Error::to_compile_error);
             with_item(quote!(#(#errors)*), item)

@@ -175,6 +175,16 @@ pub mod __private {
     pub use crate::usage::fields;
     pub use ctor;
 
+    /// Records shaped like a real session's, for benchmarks of report building and rendering.
+    pub fn synthetic_records(cases: usize, runs: u32) -> Vec<crate::Record> {
+        crate::model::synthetic_records(cases, runs)
+    }
+
+    /// Builds a report from records made by this process (they carry their case's identity).
+    pub fn build_report(records: Vec<crate::Record>) -> crate::Report {
+        crate::Report::build(records)
+    }
+
     /// probtest's versions of std's assertion macros.
     pub mod assertions {
         pub use crate::assertions::*;

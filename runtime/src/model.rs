@@ -297,6 +297,50 @@ impl Report {
     }
 }
 
+/// `cases` cases of `runs` runs each, with mixed outcomes, cost and usage on every run.
+pub(crate) fn synthetic_records(cases: usize, runs: u32) -> Vec<Record> {
+    let mut records = Vec::with_capacity(cases * runs as usize);
+    for case in 0..cases {
+        let meta = CaseMeta {
+            case: format!("triage::ticket {case}-Terse"),
+            function: "bench_triage".to_string(),
+            module: format!("evals::suite{}", case % 7),
+            file: "tests/evals.rs".to_string(),
+            line: 10 + (case % 50) as u32,
+            case_id: format!("ticket {case}-Terse"),
+            index: case as u32,
+            runs,
+            params: vec![("text".to_string(), format!("\"ticket {case}\""))],
+        };
+        for run in 1..=runs {
+            let outcome = match (case as u32 + run) % 10 {
+                0 => Outcome::Fail,
+                7 => Outcome::Error,
+                _ => Outcome::Pass,
+            };
+            let usage = TokenUsage {
+                model: ["m-small", "m-large"][case % 2].to_string(),
+                input_tokens: 1_200,
+                output_tokens: 80,
+                cached_input_tokens: 640,
+                cost: 0.0002,
+            };
+            records.push(Record {
+                case: meta.case.clone(),
+                run,
+                outcome,
+                message: (outcome != Outcome::Pass).then(|| "assertion `left == right` failed".to_string()),
+                location: (outcome != Outcome::Pass).then(|| "tests/evals.rs:42:5".to_string()),
+                elapsed: 0.012,
+                cost: 0.0002,
+                usage: vec![usage],
+                meta: Some(meta.clone()),
+            });
+        }
+    }
+    records
+}
+
 /// A map that keeps insertion order, serialized as a JSON object.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OrderedMap<V>(pub Vec<(String, V)>);

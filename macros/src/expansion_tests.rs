@@ -1,0 +1,85 @@
+//! Snapshots of what the attribute expands to, pretty-printed, so that a change to the
+//! generated code shows up in review.
+
+use quote::quote;
+
+use crate::settings::Settings;
+
+fn expand(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream, settings: &Settings) -> String {
+    let attr = syn::parse2(args).expect("attribute parses");
+    let function = syn::parse2(item).expect("function parses");
+    let tokens = crate::expand_function(attr, function, settings);
+    let file = syn::parse2::<syn::File>(tokens).expect("expansion is valid Rust");
+    prettyplease::unparse(&file)
+}
+
+#[test]
+fn parametrized_with_runs() {
+    let text = expand(
+        quote!(runs = 3, params(
+            text = ["refund please", "where is my order"],
+            style = [Style::Terse, Style::Verbose => "chatty"],
+        )),
+        quote! {
+            /// Triage sends tickets to the right queue.
+            fn bench_triage(text: &str, style: Style) {
+                assert_eq!(classify(text, style), "refund");
+            }
+        },
+        &Settings::default(),
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn one_run_without_params_is_a_single_item() {
+    let text = expand(
+        quote!(),
+        quote! {
+            #[ignore = "slow"]
+            fn bench_once() -> Result<(), String> { Ok(()) }
+        },
+        &Settings::default(),
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn async_with_test_attribute_and_zipped_group() {
+    let text = expand(
+        quote!(runs = 2, params((prompt, expected) = [("2+2", 4), ("3*3", 9) => "square"])),
+        quote! {
+            #[tokio::test(flavor = "multi_thread")]
+            async fn bench_math(prompt: &str, expected: i64) {
+                assert_eq!(ask(prompt).await, expected);
+            }
+        },
+        &Settings::default(),
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn transposed_items_lead_with_the_run() {
+    let settings = Settings {
+        transpose: true,
+        ..Settings::default()
+    };
+    let text = expand(
+        quote!(runs = 2, params(n = [1, 2])),
+        quote!(fn bench_n(n: u32) { assert!(n > 0); }),
+        &settings,
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn environment_runs_override_the_attribute() {
+    let settings = Settings {
+        env_runs: Some(2),
+        ..Settings::default()
+    };
+    let text = expand(quote!(runs = 50), quote!(fn bench_x() {}), &settings);
+    assert!(text.contains("fn run1()") && text.contains("fn run2()"), "{text}");
+    assert!(!text.contains("fn run3()"), "{text}");
+}

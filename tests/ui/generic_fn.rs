@@ -1,0 +1,6 @@
+use probtest::probability;
+
+#[probability]
+fn bench_generic<T>() {}
+
+fn main() {}
