@@ -190,7 +190,7 @@ fn apply_table(
                 let json = value
                     .as_str()
                     .ok_or_else(|| format!("{} must be a path string, got {value}", at(key)))?;
-                config.json = Some(dir.join(json).to_string_lossy().into_owned());
+                config.json = Some(normalize(&dir.join(json)).to_string_lossy().into_owned());
             }
             "delay" => {
                 let delay = value
@@ -218,6 +218,23 @@ fn apply_table(
     Ok(())
 }
 
+/// Removes `.` and `..` components without touching the file system, so that the report path
+/// reads cleanly in the summary.
+fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +254,12 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         dir
+    }
+
+    #[test]
+    fn report_paths_are_normalized() {
+        assert_eq!(normalize(Path::new("/ws/member/../target/./r.json")), PathBuf::from("/ws/target/r.json"));
+        assert_eq!(normalize(Path::new("../x.json")), PathBuf::from("../x.json"));
     }
 
     #[test]

@@ -1,0 +1,4 @@
+#[probtest::teardown]
+fn teardown_generic<T>() {}
+
+fn main() {}
