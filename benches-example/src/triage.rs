@@ -95,7 +95,10 @@ impl Triage {
                 .map_or(0, |(index, _)| index);
             return LABELS[best];
         }
-        let weights: Vec<f64> = scores.iter().map(|s| (s / self.temperature).exp()).collect();
+        let weights: Vec<f64> = scores
+            .iter()
+            .map(|s| (s / self.temperature).exp())
+            .collect();
         let mut pick = rng.random::<f64>() * weights.iter().sum::<f64>();
         for (index, weight) in weights.iter().enumerate() {
             if pick < *weight {

@@ -171,7 +171,7 @@ fn body_fn(func: &BenchFn, body_name: &Ident) -> TokenStream {
         use ::probtest::__private::assertions::{#(#assertions),*};
         #block
     }};
-    item.block = Box::new(new_block);
+    *item.block = new_block;
     quote! {
         #[cfg(test)]
         #[doc(hidden)]

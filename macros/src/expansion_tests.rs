@@ -5,7 +5,11 @@ use quote::quote;
 
 use crate::settings::Settings;
 
-fn expand(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream, settings: &Settings) -> String {
+fn expand(
+    args: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+    settings: &Settings,
+) -> String {
     let attr = syn::parse2(args).expect("attribute parses");
     let function = syn::parse2(item).expect("function parses");
     let tokens = crate::expand_function(attr, function, settings);
@@ -67,7 +71,11 @@ fn transposed_items_lead_with_the_run() {
     };
     let text = expand(
         quote!(runs = 2, params(n = [1, 2])),
-        quote!(fn bench_n(n: u32) { assert!(n > 0); }),
+        quote!(
+            fn bench_n(n: u32) {
+                assert!(n > 0);
+            }
+        ),
         &settings,
     );
     insta::assert_snapshot!(text);
@@ -79,7 +87,16 @@ fn environment_runs_override_the_attribute() {
         env_runs: Some(2),
         ..Settings::default()
     };
-    let text = expand(quote!(runs = 50), quote!(fn bench_x() {}), &settings);
-    assert!(text.contains("fn run1()") && text.contains("fn run2()"), "{text}");
+    let text = expand(
+        quote!(runs = 50),
+        quote!(
+            fn bench_x() {}
+        ),
+        &settings,
+    );
+    assert!(
+        text.contains("fn run1()") && text.contains("fn run2()"),
+        "{text}"
+    );
     assert!(!text.contains("fn run3()"), "{text}");
 }

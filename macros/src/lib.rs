@@ -58,7 +58,11 @@ fn probability_impl(
     expand_function(attr, function, &settings)
 }
 
-fn expand_function(attr: attr::Attr, function: syn::ItemFn, settings: &settings::Settings) -> proc_macro2::TokenStream {
+fn expand_function(
+    attr: attr::Attr,
+    function: syn::ItemFn,
+    settings: &settings::Settings,
+) -> proc_macro2::TokenStream {
     let item = quote!(#function);
     let bench = ast::BenchFn::from_item(function);
     match valid::validate(attr, &bench, settings) {

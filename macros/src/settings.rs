@@ -49,8 +49,9 @@ impl Settings {
 
 /// Loads the settings for the crate being compiled, once per manifest directory.
 pub(crate) fn load() -> Result<Settings, String> {
-    static CACHE: OnceLock<Mutex<Vec<(Option<String>, Result<Settings, String>)>>> =
-        OnceLock::new();
+    /// Settings per manifest directory: one compiler process expands many functions.
+    type Cache = Vec<(Option<String>, Result<Settings, String>)>;
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
     let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").ok();
     let cache = CACHE.get_or_init(Default::default);
     let mut cache = cache.lock().unwrap_or_else(|poison| poison.into_inner());
@@ -208,11 +209,13 @@ fn apply_table(
                         format!("{} must be true or false, got {value}", at(key))
                     })?);
             }
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "{}: unknown key `{other}` in [{section}.metadata.probtest]; expected one of: {}",
                 path.display(),
                 CONFIG_KEYS.join(", ")
-            )),
+            ))
+            }
         }
     }
     Ok(())
@@ -226,7 +229,9 @@ fn normalize(path: &Path) -> PathBuf {
     for component in path.components() {
         match component {
             Component::CurDir => {}
-            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
                 out.pop();
             }
             other => out.push(other),
@@ -258,8 +263,14 @@ mod tests {
 
     #[test]
     fn report_paths_are_normalized() {
-        assert_eq!(normalize(Path::new("/ws/member/../target/./r.json")), PathBuf::from("/ws/target/r.json"));
-        assert_eq!(normalize(Path::new("../x.json")), PathBuf::from("../x.json"));
+        assert_eq!(
+            normalize(Path::new("/ws/member/../target/./r.json")),
+            PathBuf::from("/ws/target/r.json")
+        );
+        assert_eq!(
+            normalize(Path::new("../x.json")),
+            PathBuf::from("../x.json")
+        );
     }
 
     #[test]

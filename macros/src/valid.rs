@@ -1,9 +1,8 @@
 //! Validation: checks the parsed attribute against the function and builds the list of cases.
 //! Every problem is collected with its span, so one compile run reports all of them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit};
@@ -119,7 +118,7 @@ fn check_signature(func: &BenchFn, errors: &mut Vec<syn::Error>) {
 
 fn check_groups(groups: &[Group], func: &BenchFn, errors: &mut Vec<syn::Error>) {
     let fn_name = func.name();
-    let mut covered: HashMap<String, Span> = HashMap::new();
+    let mut covered: HashSet<String> = HashSet::new();
     for group in groups {
         for name in &group.names {
             let key = name.to_string();
@@ -128,13 +127,11 @@ fn check_groups(groups: &[Group], func: &BenchFn, errors: &mut Vec<syn::Error>) 
                     name.span(),
                     format!("`{key}` is not an argument of `{fn_name}`"),
                 ));
-            } else if covered.contains_key(&key) {
+            } else if !covered.insert(key.clone()) {
                 errors.push(syn::Error::new(
                     name.span(),
                     format!("`{key}` already has values in an earlier group; give each argument one group"),
                 ));
-            } else {
-                covered.insert(key, name.span());
             }
         }
         if group.values.is_empty() {
@@ -179,7 +176,7 @@ fn check_groups(groups: &[Group], func: &BenchFn, errors: &mut Vec<syn::Error>) 
     }
     for arg in &func.args {
         if let Some(ident) = &arg.ident {
-            if !covered.contains_key(&ident.to_string()) {
+            if !covered.contains(&ident.to_string()) {
                 errors.push(syn::Error::new(
                     arg.span,
                     format!(

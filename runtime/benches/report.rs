@@ -59,7 +59,11 @@ fn median(mut times: Vec<Duration>) -> Duration {
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` does not.
     let full = std::env::args().any(|arg| arg == "--bench");
-    let (cases, runs, reps) = if full { (10_000, 10, REPS) } else { (100, 10, 1) };
+    let (cases, runs, reps) = if full {
+        (10_000, 10, REPS)
+    } else {
+        (100, 10, 1)
+    };
 
     let dir: PathBuf =
         std::env::temp_dir().join(format!("probtest-bench-report-{}", std::process::id()));

@@ -329,7 +329,8 @@ pub(crate) fn synthetic_records(cases: usize, runs: u32) -> Vec<Record> {
                 case: meta.case.clone(),
                 run,
                 outcome,
-                message: (outcome != Outcome::Pass).then(|| "assertion `left == right` failed".to_string()),
+                message: (outcome != Outcome::Pass)
+                    .then(|| "assertion `left == right` failed".to_string()),
                 location: (outcome != Outcome::Pass).then(|| "tests/evals.rs:42:5".to_string()),
                 elapsed: 0.012,
                 cost: 0.0002,
