@@ -1,8 +1,8 @@
 //! The annotated function, split into what expansion needs: arguments, test attribute and the
 //! attributes that carry over to generated items.
 
-use proc_macro2::Span;
-use syn::spanned::Spanned;
+use proc_macro2::TokenStream;
+use quote::ToTokens;
 use syn::{Attribute, FnArg, Ident, ItemFn, Pat};
 
 /// The function under `#[probability]`.
@@ -12,15 +12,19 @@ pub(crate) struct BenchFn {
     /// A following test attribute (`#[tokio::test]`, `#[test]`, ...), put on every generated item.
     pub(crate) test_attr: Option<Attribute>,
     pub(crate) args: Vec<Arg>,
-    /// Problems with the signature found while reading it.
-    pub(crate) receiver: Option<Span>,
+    /// The `self` parameter, which a bench function cannot have.
+    pub(crate) receiver: Option<TokenStream>,
 }
 
 /// One argument of the function.
 pub(crate) struct Arg {
-    /// `None` when the pattern is not a plain identifier; `span` then points at it.
+    /// The name params refer to it by: the identifier of an identifier pattern (even `ref x`),
+    /// else `None`.
     pub(crate) ident: Option<Ident>,
-    pub(crate) span: Span,
+    /// Whether the pattern is a plain identifier, the only kind the generated calls can bind.
+    pub(crate) plain: bool,
+    /// The pattern's tokens, for errors that cover all of it.
+    pub(crate) pattern: TokenStream,
 }
 
 /// Whether `attr` is a test attribute: any path whose last segment is `test`.
@@ -49,17 +53,20 @@ impl BenchFn {
             .iter()
             .filter_map(|input| match input {
                 FnArg::Receiver(r) => {
-                    receiver = Some(r.span());
+                    receiver = Some(r.to_token_stream());
                     None
                 }
-                FnArg::Typed(typed) => Some(Arg {
-                    ident: match &*typed.pat {
-                        Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
-                            Some(pat.ident.clone())
-                        }
-                        _ => None,
+                FnArg::Typed(typed) => Some(match &*typed.pat {
+                    Pat::Ident(pat) => Arg {
+                        ident: Some(pat.ident.clone()),
+                        plain: pat.by_ref.is_none() && pat.subpat.is_none(),
+                        pattern: pat.to_token_stream(),
                     },
-                    span: typed.pat.span(),
+                    other => Arg {
+                        ident: None,
+                        plain: false,
+                        pattern: other.to_token_stream(),
+                    },
                 }),
             })
             .collect();

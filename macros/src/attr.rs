@@ -31,8 +31,8 @@ pub(crate) struct Group {
     /// Whether the names were written as a tuple, even a one-element one.
     pub(crate) zipped: bool,
     pub(crate) values: Vec<Value>,
-    /// The span of the whole `name = [...]` text, for errors about the group itself.
-    pub(crate) span: Span,
+    /// The span of the `[...]` list, for errors about the values as a whole.
+    pub(crate) values_span: Span,
 }
 
 /// One value of a group, with its optional `=> "id"` override.
@@ -106,21 +106,20 @@ fn skip_value(input: ParseStream<'_>) -> syn::Result<()> {
 fn parse_groups(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Result<Vec<Group>> {
     let mut groups = Vec::new();
     while !input.is_empty() {
-        let start = input.span();
         let (names, zipped) = if input.peek(syn::token::Paren) {
             let content;
-            parenthesized!(content in input);
+            let parens = parenthesized!(content in input);
             let names = content.parse_terminated(Ident::parse, Token![,])?;
+            if names.is_empty() {
+                errors.push(syn::Error::new(
+                    parens.span.join(),
+                    "a group needs at least one argument name",
+                ));
+            }
             (names.into_iter().collect::<Vec<_>>(), true)
         } else {
             (vec![input.parse::<Ident>()?], false)
         };
-        if names.is_empty() {
-            errors.push(syn::Error::new(
-                start,
-                "a group needs at least one argument name",
-            ));
-        }
         input.parse::<Token![=]>()?;
         let content;
         let brackets = bracketed!(content in input);
@@ -139,12 +138,11 @@ fn parse_groups(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Re
             }
             content.parse::<Token![,]>()?;
         }
-        let span = start.join(brackets.span.close()).unwrap_or(start);
         groups.push(Group {
             names,
             zipped,
             values,
-            span,
+            values_span: brackets.span.join(),
         });
         if input.is_empty() {
             break;

@@ -213,6 +213,7 @@ fn data_module(
         .filter(|a| is_item_attr(a) && !a.path().is_ident("ignore"))
         .collect();
     let await_ = func.is_async().then(|| quote!(.await));
+    let returns = return_bound(&func.item.sig);
     let asyncness = func.item.sig.asyncness;
     let cases = model.cases.iter().enumerate().map(|(index, case)| {
         let case_static = format_ident!("CASE_{}", index);
@@ -232,7 +233,7 @@ fn data_module(
         quote! {
             pub(super) static #case_static: ::probtest::__private::Case =
                 ::probtest::__private::Case::new(&BENCH, #index, #id, #row, &[#(#params),*]);
-            pub(super) #asyncness fn #call() -> impl ::probtest::__private::BenchReturn {
+            pub(super) #asyncness fn #call() -> #returns {
                 super::#body_name(#(#args),*)#await_
             }
         }
@@ -252,7 +253,7 @@ fn data_module(
                 #(let _ = ::core::include_bytes!(#tracked_files);)*
             };
             pub(super) static BENCH: ::probtest::__private::Bench = ::probtest::__private::Bench::new(
-                #function, ::core::module_path!(), ::core::file!(), #line, #runs, #case_count, #json, #delay,
+                ::core::env!("CARGO_PKG_NAME"), #function, ::core::module_path!(), ::core::file!(), #line, #runs, #case_count, #json, #delay,
             );
             ::probtest::__private::ctor::declarative::ctor! {
                 #[ctor(unsafe, anonymous)]
@@ -265,24 +266,42 @@ fn data_module(
     }
 }
 
-/// `#[probtest::setup]` / `#[probtest::teardown]`: the function as written plus its registration
-/// for the module it is defined in.
+/// `impl BenchReturn`, spanned on the user's return type so that an unsupported one is
+/// reported there.
+fn return_bound(sig: &syn::Signature) -> TokenStream {
+    match &sig.output {
+        syn::ReturnType::Type(_, ty) => {
+            quote_spanned!(syn::spanned::Spanned::span(&**ty)=> impl ::probtest::__private::BenchReturn)
+        }
+        syn::ReturnType::Default => quote!(impl ::probtest::__private::BenchReturn),
+    }
+}
+
+/// `#[probtest::setup]` / `#[probtest::teardown]`: the function as written plus, in test
+/// builds, its registration for the module it is defined in.
 pub(crate) fn expand_hook(item: &syn::ItemFn, kind: &str) -> TokenStream {
     let name = &item.sig.ident;
     let text = name.to_string();
     let constructor = format_ident!("{}", kind);
+    let returns = return_bound(&item.sig);
     quote! {
         #[allow(dead_code)]
         #item
-        ::probtest::__private::ctor::declarative::ctor! {
-            #[ctor(unsafe, anonymous)]
-            fn register() {
-                ::probtest::__private::register_hook(::probtest::__private::Hook::#constructor(
-                    ::core::module_path!(),
-                    #text,
-                    || ::probtest::__private::BenchReturn::into_result(#name()),
-                ));
+        #[cfg(test)]
+        const _: () = {
+            fn call() -> #returns {
+                #name()
             }
-        }
+            ::probtest::__private::ctor::declarative::ctor! {
+                #[ctor(unsafe, anonymous)]
+                fn register() {
+                    ::probtest::__private::register_hook(::probtest::__private::Hook::#constructor(
+                        ::core::module_path!(),
+                        #text,
+                        || ::probtest::__private::BenchReturn::into_result(call()),
+                    ));
+                }
+            }
+        };
     }
 }

@@ -86,15 +86,15 @@ fn check_runs(value: &Expr) -> Result<u32, syn::Error> {
 
 fn check_signature(func: &BenchFn, errors: &mut Vec<syn::Error>) {
     let sig = &func.item.sig;
-    if let Some(span) = func.receiver {
-        errors.push(syn::Error::new(
-            span,
+    if let Some(receiver) = &func.receiver {
+        errors.push(syn::Error::new_spanned(
+            receiver,
             "a `#[probability]` function cannot take `self`; make it a free function",
         ));
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        errors.push(syn::Error::new(
-            sig.generics.span(),
+        errors.push(syn::Error::new_spanned(
+            &sig.generics,
             "a `#[probability]` function cannot be generic; pass concrete values in `params(...)`",
         ));
     }
@@ -107,9 +107,9 @@ fn check_signature(func: &BenchFn, errors: &mut Vec<syn::Error>) {
         }
     }
     for arg in &func.args {
-        if arg.ident.is_none() {
-            errors.push(syn::Error::new(
-                arg.span,
+        if !arg.plain {
+            errors.push(syn::Error::new_spanned(
+                &arg.pattern,
                 "`#[probability]` arguments must be plain names such as `text: &str`",
             ));
         }
@@ -135,7 +135,10 @@ fn check_groups(groups: &[Group], func: &BenchFn, errors: &mut Vec<syn::Error>) 
             }
         }
         if group.values.is_empty() {
-            errors.push(syn::Error::new(group.span, "this group has no values"));
+            errors.push(syn::Error::new(
+                group.values_span,
+                "this group has no values",
+            ));
         }
         let mut explicit_ids: Vec<String> = Vec::new();
         for value in &group.values {
@@ -177,8 +180,8 @@ fn check_groups(groups: &[Group], func: &BenchFn, errors: &mut Vec<syn::Error>) 
     for arg in &func.args {
         if let Some(ident) = &arg.ident {
             if !covered.contains(&ident.to_string()) {
-                errors.push(syn::Error::new(
-                    arg.span,
+                errors.push(syn::Error::new_spanned(
+                    &arg.pattern,
                     format!(
                         "argument `{ident}` has no values; add `{ident} = [...]` to `params(...)`"
                     ),

@@ -1,7 +1,7 @@
 //! Benchmark of the exit path on a large session: build, render and write a 100,000-record report (`cargo bench -p probtest --bench report`).
 //!
 //! Makes `synthetic_records(10_000, 10)` (10,000 cases of 10 runs), then times three steps
-//! separately: `build_report` (rows, totals, ordering), `summary` (the terminal text) and
+//! separately: `Report::build` (rows, totals, ordering), `summary` (the terminal text) and
 //! `write_atomically` (pretty JSON to a temporary file). Each step is measured `REPS` times on
 //! fresh records and the median is printed, followed by one machine-readable `result` line that
 //! `scripts/bench.sh` parses. Record generation is not timed. Run without `--bench` (as
@@ -23,11 +23,11 @@ struct Sample {
 }
 
 fn sample(cases: usize, runs: u32, dir: &std::path::Path) -> Sample {
-    let records = probtest::__private::synthetic_records(cases, runs);
+    let (infos, records) = probtest::__private::synthetic_records(cases, runs);
     assert_eq!(records.len(), cases * runs as usize);
 
     let start = Instant::now();
-    let report = std::hint::black_box(probtest::__private::build_report(records));
+    let report = std::hint::black_box(probtest::Report::build(infos, records));
     let build = start.elapsed();
 
     let start = Instant::now();

@@ -132,7 +132,7 @@ mod settings;
 mod status;
 mod usage;
 
-pub use model::{OrderedMap, Record, Report, Row, Totals, UsageTotals, SCHEMA_VERSION};
+pub use model::{CaseInfo, OrderedMap, Record, Report, Row, Totals, UsageTotals, SCHEMA_VERSION};
 pub use render::{color_enabled, summary, Options as RenderOptions};
 pub use status::{status_text, Outcome, Status};
 pub use usage::{
@@ -175,14 +175,13 @@ pub mod __private {
     pub use crate::usage::fields;
     pub use ctor;
 
-    /// Records shaped like a real session's, for benchmarks of report building and rendering.
-    pub fn synthetic_records(cases: usize, runs: u32) -> Vec<crate::Record> {
+    /// Cases and records shaped like a real session's, for benchmarks of report building and
+    /// rendering.
+    pub fn synthetic_records(
+        cases: usize,
+        runs: u32,
+    ) -> (Vec<crate::CaseInfo>, Vec<crate::Record>) {
         crate::model::synthetic_records(cases, runs)
-    }
-
-    /// Builds a report from records made by this process (they carry their case's identity).
-    pub fn build_report(records: Vec<crate::Record>) -> crate::Report {
-        crate::Report::build(records)
     }
 
     /// probtest's versions of std's assertion macros.

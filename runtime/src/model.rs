@@ -60,25 +60,60 @@ pub struct Totals {
     pub usage: OrderedMap<UsageTotals>,
 }
 
-/// One case: its identity, its counts and its verdict.
+/// Who a case is: where its function lives and which values it runs with.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Row {
+pub struct CaseInfo {
     /// The row id: `<short>::<case-id>`, or the short name for an unparametrized function.
     pub case: String,
-    /// The bench function's full name.
-    pub function: String,
+    /// The package the function belongs to.
+    pub package: String,
     /// The module path the function is written in.
     pub module: String,
+    /// The bench function's full name.
+    pub function: String,
+    /// The case id alone, without the function's short name.
+    pub case_id: String,
     /// The source file, as `file!()` gives it.
     pub file: String,
     /// The line of the function's name.
     pub line: u32,
-    /// The case id alone, without the function's short name.
-    pub case_id: String,
-    /// Each argument's value as written in `params(...)`.
-    pub params: OrderedMap<String>,
+    /// The case's position among its function's cases.
+    pub index: u32,
     /// Runs configured for the case.
     pub runs: u32,
+    /// Each argument's value as written in `params(...)`.
+    pub params: OrderedMap<String>,
+}
+
+impl CaseInfo {
+    /// What identifies a case across processes and reports: package, module and row id.
+    pub fn key(&self) -> (&str, &str, &str) {
+        (&self.package, &self.module, &self.case)
+    }
+
+    /// The stand-in for a record whose case is not described anywhere.
+    fn unknown(record: &Record) -> CaseInfo {
+        CaseInfo {
+            case: record.case.clone(),
+            package: record.package.clone(),
+            module: record.module.clone(),
+            function: String::new(),
+            case_id: record.case.clone(),
+            file: String::new(),
+            line: 0,
+            index: 0,
+            runs: 0,
+            params: OrderedMap::default(),
+        }
+    }
+}
+
+/// One case: its identity, its counts and its verdict.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    /// Who the case is.
+    #[serde(flatten)]
+    pub info: CaseInfo,
     /// Runs that passed.
     pub passes: u64,
     /// Runs whose assertion failed.
@@ -115,6 +150,10 @@ pub struct UsageTotals {
 pub struct Record {
     /// The row id of the run's case.
     pub case: String,
+    /// The package of the run's case.
+    pub package: String,
+    /// The module of the run's case.
+    pub module: String,
     /// 1-based run number.
     pub run: u32,
     /// How the run ended.
@@ -129,23 +168,13 @@ pub struct Record {
     pub cost: f64,
     /// Every usage entry recorded in the run.
     pub usage: Vec<TokenUsage>,
-    /// The case's identity, carried from the process that ran it to the row.
-    #[serde(skip)]
-    pub(crate) meta: Option<CaseMeta>,
 }
 
-/// Who a case is, as the process that ran it knows it.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct CaseMeta {
-    pub(crate) case: String,
-    pub(crate) function: String,
-    pub(crate) module: String,
-    pub(crate) file: String,
-    pub(crate) line: u32,
-    pub(crate) case_id: String,
-    pub(crate) index: u32,
-    pub(crate) runs: u32,
-    pub(crate) params: Vec<(String, String)>,
+impl Record {
+    /// The key of the record's case, as [`CaseInfo::key`] gives it.
+    pub fn key(&self) -> (&str, &str, &str) {
+        (&self.package, &self.module, &self.case)
+    }
 }
 
 impl UsageTotals {
@@ -173,37 +202,34 @@ fn pass_rate(passes: u64, total: u64) -> f64 {
 }
 
 impl Report {
-    /// Builds rows and totals from records that carry their case's identity.
-    pub(crate) fn build(mut records: Vec<Record>) -> Report {
-        struct Building {
-            meta: CaseMeta,
-            row: Row,
-        }
-        let mut rows: Vec<Building> = Vec::new();
-        let mut by_case: HashMap<String, usize> = HashMap::new();
+    /// Builds rows and totals from records. `cases` describes the cases the records belong to;
+    /// a case without records gets no row, and a record of a case missing from `cases` still
+    /// counts, under a row that knows only its id.
+    pub fn build(cases: impl IntoIterator<Item = CaseInfo>, mut records: Vec<Record>) -> Report {
+        let known: HashMap<(String, String, String), CaseInfo> = cases
+            .into_iter()
+            .map(|info| {
+                let (package, module, case) = info.key();
+                (
+                    (package.to_string(), module.to_string(), case.to_string()),
+                    info,
+                )
+            })
+            .collect();
+        let mut rows: Vec<Row> = Vec::new();
+        let mut row_of: HashMap<(String, String, String), usize> = HashMap::new();
         for record in &records {
-            let index = *by_case.entry(record.case.clone()).or_insert_with(|| {
-                let meta = record.meta.clone().unwrap_or_else(|| CaseMeta {
-                    case: record.case.clone(),
-                    function: String::new(),
-                    module: String::new(),
-                    file: String::new(),
-                    line: 0,
-                    case_id: record.case.clone(),
-                    index: 0,
-                    runs: 0,
-                    params: Vec::new(),
-                });
-                rows.push(Building {
-                    row: Row {
-                        case: meta.case.clone(),
-                        function: meta.function.clone(),
-                        module: meta.module.clone(),
-                        file: meta.file.clone(),
-                        line: meta.line,
-                        case_id: meta.case_id.clone(),
-                        params: OrderedMap(meta.params.clone()),
-                        runs: meta.runs,
+            let (package, module, case) = record.key();
+            let key = (package.to_string(), module.to_string(), case.to_string());
+            let index = match row_of.get(&key) {
+                Some(&index) => index,
+                None => {
+                    let info = known
+                        .get(&key)
+                        .cloned()
+                        .unwrap_or_else(|| CaseInfo::unknown(record));
+                    rows.push(Row {
+                        info,
                         passes: 0,
                         fails: 0,
                         errors: 0,
@@ -212,12 +238,12 @@ impl Report {
                         status: Status::Error,
                         cost: 0.0,
                         usage: OrderedMap::default(),
-                    },
-                    meta,
-                });
-                rows.len() - 1
-            });
-            let row = &mut rows[index].row;
+                    });
+                    row_of.insert(key, rows.len() - 1);
+                    rows.len() - 1
+                }
+            };
+            let row = &mut rows[index];
             match record.outcome {
                 Outcome::Pass => row.passes += 1,
                 Outcome::Fail => row.fails += 1,
@@ -230,20 +256,37 @@ impl Report {
             }
         }
         rows.sort_by(|a, b| {
-            (&a.meta.module, a.meta.line, &a.meta.function, a.meta.index).cmp(&(
-                &b.meta.module,
-                b.meta.line,
-                &b.meta.function,
-                b.meta.index,
-            ))
+            let order = |row: &Row| {
+                let info = &row.info;
+                (
+                    info.package.clone(),
+                    info.module.clone(),
+                    info.line,
+                    info.function.clone(),
+                    info.index,
+                    info.case.clone(),
+                )
+            };
+            order(a).cmp(&order(b))
         });
-        let order: HashMap<&str, usize> = rows
+        let position: HashMap<(&str, &str, &str), usize> = rows
             .iter()
             .enumerate()
-            .map(|(position, building)| (building.meta.case.as_str(), position))
+            .map(|(position, row)| (row.info.key(), position))
             .collect();
-        records.sort_by_key(|record| (order[record.case.as_str()], record.run));
-        let mut rows: Vec<Row> = rows.into_iter().map(|building| building.row).collect();
+        let mut order: Vec<(usize, u32)> = records
+            .iter()
+            .map(|record| (position[&record.key()], record.run))
+            .collect();
+        let mut indices: Vec<usize> = (0..records.len()).collect();
+        indices.sort_by_key(|&i| order[i]);
+        order.clear();
+        let mut slots: Vec<Option<Record>> = records.drain(..).map(Some).collect();
+        let records: Vec<Record> = indices
+            .into_iter()
+            .filter_map(|i| slots[i].take())
+            .collect();
+
         let mut totals = Totals::default();
         for row in &mut rows {
             row.pass_rate = pass_rate(row.passes, row.total);
@@ -264,7 +307,7 @@ impl Report {
             tool: "probtest".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             created: rfc3339_now(),
-            runs: rows.iter().map(|row| row.runs).max().unwrap_or(0),
+            runs: rows.iter().map(|row| row.info.runs).max().unwrap_or(0),
             exit_status,
             totals,
             rows,
@@ -298,11 +341,13 @@ impl Report {
 }
 
 /// `cases` cases of `runs` runs each, with mixed outcomes, cost and usage on every run.
-pub(crate) fn synthetic_records(cases: usize, runs: u32) -> Vec<Record> {
+pub(crate) fn synthetic_records(cases: usize, runs: u32) -> (Vec<CaseInfo>, Vec<Record>) {
+    let mut infos = Vec::with_capacity(cases);
     let mut records = Vec::with_capacity(cases * runs as usize);
     for case in 0..cases {
-        let meta = CaseMeta {
+        let info = CaseInfo {
             case: format!("triage::ticket {case}-Terse"),
+            package: "evals".to_string(),
             function: "bench_triage".to_string(),
             module: format!("evals::suite{}", case % 7),
             file: "tests/evals.rs".to_string(),
@@ -310,7 +355,7 @@ pub(crate) fn synthetic_records(cases: usize, runs: u32) -> Vec<Record> {
             case_id: format!("ticket {case}-Terse"),
             index: case as u32,
             runs,
-            params: vec![("text".to_string(), format!("\"ticket {case}\""))],
+            params: OrderedMap(vec![("text".to_string(), format!("\"ticket {case}\""))]),
         };
         for run in 1..=runs {
             let outcome = match (case as u32 + run) % 10 {
@@ -326,7 +371,9 @@ pub(crate) fn synthetic_records(cases: usize, runs: u32) -> Vec<Record> {
                 cost: 0.0002,
             };
             records.push(Record {
-                case: meta.case.clone(),
+                case: info.case.clone(),
+                package: info.package.clone(),
+                module: info.module.clone(),
                 run,
                 outcome,
                 message: (outcome != Outcome::Pass)
@@ -335,11 +382,11 @@ pub(crate) fn synthetic_records(cases: usize, runs: u32) -> Vec<Record> {
                 elapsed: 0.012,
                 cost: 0.0002,
                 usage: vec![usage],
-                meta: Some(meta.clone()),
             });
         }
+        infos.push(info);
     }
-    records
+    (infos, records)
 }
 
 /// A map that keeps insertion order, serialized as a JSON object.
@@ -445,6 +492,22 @@ fn rfc3339(unix_seconds: u64) -> String {
 pub(crate) mod tests {
     use super::*;
 
+    pub(crate) fn info(case: &str) -> CaseInfo {
+        let (short, case_id) = case.split_once("::").unwrap_or((case, case));
+        CaseInfo {
+            case: case.to_string(),
+            package: "fixture".to_string(),
+            module: "evals".to_string(),
+            function: format!("bench_{short}"),
+            case_id: case_id.to_string(),
+            file: "tests/evals.rs".to_string(),
+            line: if short == "classify" { 10 } else { 20 },
+            index: u32::from(case_id.as_bytes().first().copied().unwrap_or(0)),
+            runs: 10,
+            params: OrderedMap(vec![("text".to_string(), format!("{case_id:?}"))]),
+        }
+    }
+
     pub(crate) fn record(
         case: &str,
         run: u32,
@@ -452,9 +515,10 @@ pub(crate) mod tests {
         cost: f64,
         usage: Vec<TokenUsage>,
     ) -> Record {
-        let (short, case_id) = case.split_once("::").unwrap_or((case, case));
         Record {
             case: case.to_string(),
+            package: "fixture".to_string(),
+            module: "evals".to_string(),
             run,
             outcome,
             message: (outcome != Outcome::Pass).then(|| format!("{outcome:?} in run {run}")),
@@ -462,18 +526,13 @@ pub(crate) mod tests {
             elapsed: 0.001,
             cost,
             usage,
-            meta: Some(CaseMeta {
-                case: case.to_string(),
-                function: format!("bench_{short}"),
-                module: "evals".to_string(),
-                file: "tests/evals.rs".to_string(),
-                line: if short == "classify" { 10 } else { 20 },
-                case_id: case_id.to_string(),
-                index: u32::from(case_id.as_bytes().first().copied().unwrap_or(0)),
-                runs: 10,
-                params: vec![("text".to_string(), format!("{case_id:?}"))],
-            }),
         }
+    }
+
+    /// A report over `records`, every case described.
+    pub(crate) fn build(records: Vec<Record>) -> Report {
+        let infos: Vec<CaseInfo> = records.iter().map(|r| info(&r.case)).collect();
+        Report::build(infos, records)
     }
 
     #[test]
@@ -489,10 +548,10 @@ pub(crate) mod tests {
         }
         records.push(record("classify::a", 1, Outcome::Error, 0.0, vec![]));
         records.push(record("classify::a", 2, Outcome::Pass, 0.0, vec![]));
-        let report = Report::build(records);
+        let report = build(records);
         assert_eq!(report.rows.len(), 2);
         // Rows follow source order (line, then case index), not completion order.
-        assert_eq!(report.rows[0].case, "classify::a");
+        assert_eq!(report.rows[0].info.case, "classify::a");
         let b = &report.rows[1];
         assert_eq!((b.passes, b.fails, b.errors, b.total), (3, 1, 0, 4));
         assert_eq!(b.pass_rate, 75.0);
@@ -518,7 +577,7 @@ pub(crate) mod tests {
             cost: 0.25,
             ..Default::default()
         };
-        let report = Report::build(vec![record(
+        let report = build(vec![record(
             "classify::a",
             1,
             Outcome::Pass,
@@ -554,9 +613,7 @@ pub(crate) mod tests {
         assert_eq!(json["totals"]["usage"]["m-small"]["input_tokens"], 5);
         assert_eq!(json["rows"][0]["params"]["text"], "\"a\"");
         let back: Report = serde_json::from_value(json).expect("deserializes");
-        let mut expected = report.clone();
-        expected.records[0].meta = None;
-        assert_eq!(back, expected);
+        assert_eq!(back, report);
     }
 
     #[test]
@@ -570,7 +627,7 @@ pub(crate) mod tests {
     fn atomic_write_creates_parents_and_leaves_no_temp_file() {
         let dir = std::env::temp_dir().join(format!("probtest-model-{}", std::process::id()));
         let path = dir.join("nested/deeper/report.json");
-        let report = Report::build(vec![record("classify::a", 1, Outcome::Pass, 0.0, vec![])]);
+        let report = build(vec![record("classify::a", 1, Outcome::Pass, 0.0, vec![])]);
         report.write_atomically(&path).expect("written");
         let text = std::fs::read_to_string(&path).expect("readable");
         assert!(text.ends_with("}\n"));

@@ -10,6 +10,7 @@ use crate::runner::panic_message;
 /// A `#[probability]` function, as a static in generated code.
 #[doc(hidden)]
 pub struct Bench {
+    package: &'static str,
     function: &'static str,
     data_module: &'static str,
     file: &'static str,
@@ -43,6 +44,7 @@ impl Bench {
     #[allow(clippy::too_many_arguments)]
     #[doc(hidden)]
     pub const fn new(
+        package: &'static str,
         function: &'static str,
         data_module: &'static str,
         file: &'static str,
@@ -53,6 +55,7 @@ impl Bench {
         delay: Option<f64>,
     ) -> Bench {
         Bench {
+            package,
             function,
             data_module,
             file,
@@ -62,6 +65,10 @@ impl Bench {
             config: Config { json, delay },
             setup: OnceLock::new(),
         }
+    }
+
+    pub(crate) fn package(&self) -> &'static str {
+        self.package
     }
 
     pub(crate) fn function(&self) -> &'static str {

@@ -101,7 +101,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
     let case_width = report
         .rows
         .iter()
-        .map(|r| r.case.chars().count())
+        .map(|r| r.info.case.chars().count())
         .max()
         .unwrap_or(0);
     let fraction_width = report
@@ -125,8 +125,8 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         let fraction = format!("{}/{}", row.passes, row.total);
         let mut line = format!(
             "  {}{}  {}{}",
-            row.case,
-            " ".repeat(case_width - row.case.chars().count()),
+            row.info.case,
+            " ".repeat(case_width - row.info.case.chars().count()),
             " ".repeat(fraction_width - fraction.len()),
             paint(&fraction, tone, color),
         );
@@ -274,7 +274,7 @@ mod tests {
             &[],
         ));
         records.extend(runs("classify::wrong", &[(Outcome::Fail, 10)], 0.0, &[]));
-        let report = crate::model::Report::build(records);
+        let report = crate::model::tests::build(records);
         let text = summary(
             &report,
             &Options {
@@ -287,7 +287,7 @@ mod tests {
 
     #[test]
     fn minimal_summary_has_no_cost_tokens_or_report_lines() {
-        let report = crate::model::Report::build(runs("roll", &[(Outcome::Pass, 3)], 0.0, &[]));
+        let report = crate::model::tests::build(runs("roll", &[(Outcome::Pass, 3)], 0.0, &[]));
         let text = summary(&report, &Options::default());
         insta::assert_snapshot!(text);
     }
@@ -302,7 +302,7 @@ mod tests {
             &[],
         ));
         records.extend(runs("a::z", &[(Outcome::Fail, 2)], 0.0, &[]));
-        let report = crate::model::Report::build(records);
+        let report = crate::model::tests::build(records);
         let text = summary(
             &report,
             &Options {
@@ -317,7 +317,7 @@ mod tests {
 
     #[test]
     fn nothing_without_rows() {
-        let report = crate::model::Report::build(Vec::new());
+        let report = crate::model::tests::build(Vec::new());
         assert_eq!(summary(&report, &Options::default()), "");
     }
 }

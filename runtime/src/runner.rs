@@ -20,7 +20,8 @@ use crate::usage::{RecordError, TokenUsage};
 /// What a bench function may return: `()` or `Result<(), E: Debug>`.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "a `#[probability]` function must return `()` or `Result<(), E>` with `E: Debug`, not `{Self}`"
+    message = "a `#[probability]`, `#[probtest::setup]` or `#[probtest::teardown]` function must return `()` or `Result<(), E>` with `E: Debug`, not `{Self}`",
+    label = "this return type is not supported"
 )]
 pub trait BenchReturn {
     /// `Err` holds the error's `Debug` text.

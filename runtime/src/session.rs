@@ -4,7 +4,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::model::{CaseMeta, Record, Report};
+use crate::model::{CaseInfo, OrderedMap, Record, Report};
 use crate::registry::{self, Case};
 use crate::render;
 use crate::settings;
@@ -93,55 +93,71 @@ pub(crate) fn space_start(delay: Duration) {
 /// The message of a run that started and never reported.
 pub(crate) const DIED_MESSAGE: &str = "the test process died before the run finished";
 
-/// Takes everything this process recorded, turning runs still in flight into errors.
-fn take_records() -> Vec<Record> {
+/// Takes everything this process recorded, turning runs still in flight into errors, with the
+/// descriptions of the cases they belong to.
+fn take_records() -> (Vec<CaseInfo>, Vec<Record>) {
     let mut process = process();
     let in_flight = std::mem::take(&mut process.in_flight);
-    let mut records: Vec<Record> = std::mem::take(&mut process.records)
+    let finished = std::mem::take(&mut process.records);
+    drop(process);
+    let died = in_flight.into_iter().map(|flight| RunRecord {
+        case: flight.case,
+        run: flight.run,
+        outcome: Outcome::Error,
+        message: Some(DIED_MESSAGE.to_string()),
+        location: None,
+        elapsed: flight.started.elapsed(),
+        cost: 0.0,
+        usage: Vec::new(),
+    });
+    let mut cases: Vec<&'static Case> = Vec::new();
+    let records = finished
         .into_iter()
-        .map(|record| to_record(&record))
-        .collect();
-    records.extend(in_flight.into_iter().map(|flight| {
-        to_record(&RunRecord {
-            case: flight.case,
-            run: flight.run,
-            outcome: Outcome::Error,
-            message: Some(DIED_MESSAGE.to_string()),
-            location: None,
-            elapsed: flight.started.elapsed(),
-            cost: 0.0,
-            usage: Vec::new(),
+        .chain(died)
+        .map(|record| {
+            if !cases.iter().any(|known| std::ptr::eq(*known, record.case)) {
+                cases.push(record.case);
+            }
+            to_record(record)
         })
-    }));
-    records
+        .collect();
+    (cases.into_iter().map(case_info).collect(), records)
 }
 
-fn to_record(record: &RunRecord) -> Record {
-    let case = record.case;
-    Record {
+fn case_info(case: &'static Case) -> CaseInfo {
+    let bench = case.bench;
+    CaseInfo {
         case: case.row.to_string(),
-        run: record.run,
-        outcome: record.outcome,
-        message: record.message.clone(),
-        location: record.location.clone(),
-        elapsed: record.elapsed.as_secs_f64(),
-        cost: record.cost + record.usage.iter().map(|u| u.cost).sum::<f64>(),
-        usage: record.usage.clone(),
-        meta: Some(CaseMeta {
-            case: case.row.to_string(),
-            function: case.bench.function().to_string(),
-            module: case.bench.module().to_string(),
-            file: case.bench.file().to_string(),
-            line: case.bench.line(),
-            case_id: case.id.to_string(),
-            index: case.index,
-            runs: case.bench.runs(),
-            params: case
-                .params
+        package: bench.package().to_string(),
+        module: bench.module().to_string(),
+        function: bench.function().to_string(),
+        case_id: case.id.to_string(),
+        file: bench.file().to_string(),
+        line: bench.line(),
+        index: case.index,
+        runs: bench.runs(),
+        params: OrderedMap(
+            case.params
                 .iter()
                 .map(|(name, value)| (name.to_string(), value.to_string()))
                 .collect(),
-        }),
+        ),
+    }
+}
+
+fn to_record(record: RunRecord) -> Record {
+    let bench = record.case.bench;
+    Record {
+        case: record.case.row.to_string(),
+        package: bench.package().to_string(),
+        module: bench.module().to_string(),
+        run: record.run,
+        outcome: record.outcome,
+        message: record.message,
+        location: record.location,
+        elapsed: record.elapsed.as_secs_f64(),
+        cost: record.cost + record.usage.iter().map(|u| u.cost).sum::<f64>(),
+        usage: record.usage,
     }
 }
 
@@ -171,11 +187,11 @@ extern "C" fn on_exit() {
 /// one run executed in this process.
 fn finish_process() {
     registry::run_remaining_teardowns();
-    let records = take_records();
+    let (cases, records) = take_records();
     if records.is_empty() {
         return;
     }
-    let report = Report::build(records);
+    let report = Report::build(cases, records);
     let mut report_line = None;
     if let Some(Ok(settings)) = settings::peek() {
         if let Some(path) = &settings.json {
