@@ -197,6 +197,13 @@ fn data_module(
         Some(path) => quote!(::core::option::Option::Some(#path)),
         None => quote!(::core::option::Option::None),
     };
+    let root = match &settings.workspace_root {
+        Some(root) => {
+            let root = root.to_string_lossy();
+            quote!(::core::option::Option::Some(#root))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let delay = match settings.config.delay {
         Some(delay) => quote!(::core::option::Option::Some(#delay)),
         None => quote!(::core::option::Option::None),
@@ -253,7 +260,7 @@ fn data_module(
                 #(let _ = ::core::include_bytes!(#tracked_files);)*
             };
             pub(super) static BENCH: ::probtest::__private::Bench = ::probtest::__private::Bench::new(
-                ::core::env!("CARGO_PKG_NAME"), #function, ::core::module_path!(), ::core::file!(), #line, #runs, #case_count, #json, #delay,
+                ::core::env!("CARGO_PKG_NAME"), #function, ::core::module_path!(), ::core::file!(), #line, #runs, #case_count, #json, #delay, #root,
             );
             ::probtest::__private::ctor::declarative::ctor! {
                 #[ctor(unsafe, anonymous)]

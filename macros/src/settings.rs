@@ -25,6 +25,9 @@ pub(crate) struct Settings {
     pub(crate) config: Config,
     /// Config files that were read, to be tracked for rebuilds.
     pub(crate) files: Vec<PathBuf>,
+    /// The workspace root (the package's directory when it is not in a workspace): relative
+    /// report paths resolve against it, whichever package's test process writes them.
+    pub(crate) workspace_root: Option<PathBuf>,
 }
 
 /// Values from the config tables, the package's keys winning over the workspace's.
@@ -109,6 +112,7 @@ fn read_config(manifest_dir: &Path, settings: &mut Settings) -> Result<(), Strin
         return Ok(());
     };
     settings.files.push(package_manifest.clone());
+    settings.workspace_root = Some(manifest_dir.to_path_buf());
     let mut tables = Vec::new();
     if let Some(table) = metadata_table(&package, "package") {
         tables.push((
@@ -127,6 +131,7 @@ fn read_config(manifest_dir: &Path, settings: &mut Settings) -> Result<(), Strin
         if path != package_manifest {
             settings.files.push(path.clone());
         }
+        settings.workspace_root = path.parent().map(Path::to_path_buf);
         if let Some(table) = metadata_table(&root, "workspace") {
             let dir = path.parent().unwrap_or(manifest_dir).to_path_buf();
             tables.push((table, dir, path, "workspace"));
@@ -330,6 +335,7 @@ mod tests {
             settings.files,
             [member.join("Cargo.toml"), root.join("Cargo.toml")]
         );
+        assert_eq!(settings.workspace_root.as_deref(), Some(root.as_path()));
         // The environment still wins over config.
         let settings =
             load_uncached(Some(&member), env_of(&[("PROB_TRANSPOSE", "0")])).expect("valid");

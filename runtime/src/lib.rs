@@ -101,8 +101,8 @@
 //!
 //! Config lives in `[package.metadata.probtest]`, then `[workspace.metadata.probtest]`, of
 //! `Cargo.toml`. Changing `PROB_RUNS`, `PROB_TRANSPOSE` or the config rebuilds the tests. A
-//! relative `PROB_JSON` is relative to the test process's working directory, which `cargo test`
-//! and `cargo nextest run` set to the package's root; a relative config `json` is relative to the
+//! relative `PROB_JSON` is relative to the workspace root (the package's root outside a
+//! workspace), whichever package's tests write it; a relative config `json` is relative to the
 //! `Cargo.toml` that declares it. A bad value is an error naming the variable and the value: at
 //! compile time for `PROB_RUNS` and `PROB_TRANSPOSE`, as an error of every run for `PROB_DELAY`.
 //!

@@ -28,6 +28,8 @@ pub struct Bench {
 pub struct Config {
     pub(crate) json: Option<&'static str>,
     pub(crate) delay: Option<f64>,
+    /// The workspace root, against which a relative `PROB_JSON` resolves.
+    pub(crate) root: Option<&'static str>,
 }
 
 /// One case of a bench function, as a static in generated code.
@@ -53,6 +55,7 @@ impl Bench {
         cases: u32,
         json: Option<&'static str>,
         delay: Option<f64>,
+        root: Option<&'static str>,
     ) -> Bench {
         Bench {
             package,
@@ -62,7 +65,7 @@ impl Bench {
             line,
             runs,
             cases,
-            config: Config { json, delay },
+            config: Config { json, delay, root },
             setup: OnceLock::new(),
         }
     }

@@ -2,7 +2,7 @@
 //! time and carried in the generated code), then the default. Settings that shape the generated
 //! items (`PROB_RUNS`, `PROB_TRANSPOSE`) are resolved by the macro instead.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -45,10 +45,13 @@ pub(crate) fn resolve(
 ) -> Result<Settings, String> {
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
     let json = match set("PROB_JSON") {
-        // Relative to the test process's working directory, which cargo test and nextest set to
-        // the package's root.
+        // Relative to the workspace root, so that every package's test processes agree on the
+        // file; cargo test and nextest start each test process in its own package's directory.
         Some(path) => Some(ReportPath {
-            resolved: PathBuf::from(&path),
+            resolved: match config.root {
+                Some(root) => Path::new(root).join(&path),
+                None => PathBuf::from(&path),
+            },
             display: path,
         }),
         None => config.json.map(|path| ReportPath {
@@ -75,7 +78,11 @@ mod tests {
     use super::*;
 
     fn config(json: Option<&'static str>, delay: Option<f64>) -> Config {
-        Config { json, delay }
+        Config {
+            json,
+            delay,
+            root: Some("/ws"),
+        }
     }
 
     #[test]
@@ -86,7 +93,9 @@ mod tests {
             _ => None,
         };
         let settings = resolve(&config(Some("/ws/cfg.json"), Some(2.0)), env).expect("valid");
-        assert_eq!(settings.json.expect("set").display, "out/report.json");
+        let json = settings.json.expect("set");
+        assert_eq!(json.display, "out/report.json");
+        assert_eq!(json.resolved, PathBuf::from("/ws/out/report.json"));
         assert_eq!(settings.delay, Duration::from_millis(250));
 
         let settings = resolve(&config(Some("/ws/cfg.json"), Some(2.0)), |_| None).expect("valid");
