@@ -77,7 +77,7 @@ fn main() {
     let json = median(samples.iter().map(|s| s.json).collect());
     let last = samples.last().expect("at least one sample");
     println!("report of {records} records ({cases} cases x {runs} runs), median of {reps}:");
-    println!("  build_report      {:>9.4} s", build.as_secs_f64());
+    println!("  Report::build     {:>9.4} s", build.as_secs_f64());
     println!(
         "  summary (render)  {:>9.4} s  ({} bytes of text)",
         render.as_secs_f64(),

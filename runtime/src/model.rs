@@ -58,6 +58,10 @@ pub struct Totals {
     pub cost: f64,
     /// Token usage per model, in order of first appearance.
     pub usage: OrderedMap<UsageTotals>,
+    /// Runs that were retries of an earlier attempt (nextest `--retries`): kept in `records`,
+    /// left out of every count so that a retried flake does not bias its case's rate.
+    #[serde(default)]
+    pub retries: u64,
 }
 
 /// Who a case is: where its function lives and which values it runs with.
@@ -89,6 +93,18 @@ impl CaseInfo {
     /// What identifies a case across processes and reports: package, module and row id.
     pub fn key(&self) -> (&str, &str, &str) {
         (&self.package, &self.module, &self.case)
+    }
+
+    /// Source order: package, module, line, function, then the case's position.
+    fn order_key(&self) -> (&str, &str, u32, &str, u32, &str) {
+        (
+            &self.package,
+            &self.module,
+            self.line,
+            &self.function,
+            self.index,
+            &self.case,
+        )
     }
 
     /// The stand-in for a record whose case is not described anywhere.
@@ -156,6 +172,9 @@ pub struct Record {
     pub module: String,
     /// 1-based run number.
     pub run: u32,
+    /// 1 for the first attempt; 2 and up for nextest retries, which rows do not count.
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
     /// How the run ended.
     pub outcome: Outcome,
     /// First line of the failure or error message.
@@ -170,10 +189,112 @@ pub struct Record {
     pub usage: Vec<TokenUsage>,
 }
 
+fn first_attempt() -> u32 {
+    1
+}
+
 impl Record {
     /// The key of the record's case, as [`CaseInfo::key`] gives it.
     pub fn key(&self) -> (&str, &str, &str) {
         (&self.package, &self.module, &self.case)
+    }
+
+    /// Whether the run is a retry, which rows and totals do not count.
+    pub fn is_retry(&self) -> bool {
+        self.attempt > 1
+    }
+}
+
+/// Adds one outcome to a set of counts.
+fn count_outcome(outcome: Outcome, passes: &mut u64, fails: &mut u64, errors: &mut u64) {
+    match outcome {
+        Outcome::Pass => *passes += 1,
+        Outcome::Fail => *fails += 1,
+        Outcome::Error => *errors += 1,
+    }
+}
+
+impl Row {
+    /// An empty row for `info`.
+    pub(crate) fn new(info: CaseInfo) -> Row {
+        Row {
+            info,
+            passes: 0,
+            fails: 0,
+            errors: 0,
+            total: 0,
+            pass_rate: 0.0,
+            status: Status::Error,
+            cost: 0.0,
+            usage: OrderedMap::default(),
+        }
+    }
+
+    /// Counts a first-attempt record; retries are not counted.
+    pub(crate) fn add(&mut self, record: &Record) {
+        if record.is_retry() {
+            return;
+        }
+        count_outcome(
+            record.outcome,
+            &mut self.passes,
+            &mut self.fails,
+            &mut self.errors,
+        );
+        self.total += 1;
+        self.cost += record.cost;
+        for usage in &record.usage {
+            self.usage.entry(&usage.model).add(usage);
+        }
+        self.settle();
+    }
+
+    /// Takes back a provisional record: an error with no cost or usage, counted while its run
+    /// was in flight.
+    pub(crate) fn retract_provisional(&mut self) {
+        self.errors = self.errors.saturating_sub(1);
+        self.total = self.total.saturating_sub(1);
+        self.settle();
+    }
+
+    /// Recomputes what derives from the counts.
+    fn settle(&mut self) {
+        self.pass_rate = pass_rate(self.passes, self.total);
+        self.status = Status::from_counts(self.passes, self.fails, self.errors);
+    }
+}
+
+impl Totals {
+    /// Counts a record; a retry only increments `retries`.
+    pub(crate) fn add(&mut self, record: &Record) {
+        if record.is_retry() {
+            self.retries += 1;
+            return;
+        }
+        count_outcome(
+            record.outcome,
+            &mut self.passes,
+            &mut self.fails,
+            &mut self.errors,
+        );
+        self.count += 1;
+        self.cost += record.cost;
+        for usage in &record.usage {
+            self.usage.entry(&usage.model).add(usage);
+        }
+        self.pass_rate = pass_rate(self.passes, self.count);
+    }
+
+    /// Takes back a provisional record, as [`Row::retract_provisional`] does.
+    pub(crate) fn retract_provisional(&mut self) {
+        self.errors = self.errors.saturating_sub(1);
+        self.count = self.count.saturating_sub(1);
+        self.pass_rate = pass_rate(self.passes, self.count);
+    }
+
+    /// 0 when every counted run passed, 1 otherwise.
+    pub(crate) fn exit_status(&self) -> i32 {
+        i32::from(self.fails + self.errors > 0)
     }
 }
 
@@ -183,13 +304,6 @@ impl UsageTotals {
         self.output_tokens += usage.output_tokens;
         self.cached_input_tokens += usage.cached_input_tokens;
         self.cost += usage.cost;
-    }
-
-    fn merge(&mut self, other: &UsageTotals) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cached_input_tokens += other.cached_input_tokens;
-        self.cost += other.cost;
     }
 }
 
@@ -218,6 +332,7 @@ impl Report {
             .collect();
         let mut rows: Vec<Row> = Vec::new();
         let mut row_of: HashMap<(String, String, String), usize> = HashMap::new();
+        let mut totals = Totals::default();
         for record in &records {
             let (package, module, case) = record.key();
             let key = (package.to_string(), module.to_string(), case.to_string());
@@ -228,87 +343,28 @@ impl Report {
                         .get(&key)
                         .cloned()
                         .unwrap_or_else(|| CaseInfo::unknown(record));
-                    rows.push(Row {
-                        info,
-                        passes: 0,
-                        fails: 0,
-                        errors: 0,
-                        total: 0,
-                        pass_rate: 0.0,
-                        status: Status::Error,
-                        cost: 0.0,
-                        usage: OrderedMap::default(),
-                    });
+                    rows.push(Row::new(info));
                     row_of.insert(key, rows.len() - 1);
                     rows.len() - 1
                 }
             };
-            let row = &mut rows[index];
-            match record.outcome {
-                Outcome::Pass => row.passes += 1,
-                Outcome::Fail => row.fails += 1,
-                Outcome::Error => row.errors += 1,
-            }
-            row.total += 1;
-            row.cost += record.cost;
-            for usage in &record.usage {
-                row.usage.entry(&usage.model).add(usage);
-            }
+            rows[index].add(record);
+            totals.add(record);
         }
-        rows.sort_by(|a, b| {
-            let order = |row: &Row| {
-                let info = &row.info;
-                (
-                    info.package.clone(),
-                    info.module.clone(),
-                    info.line,
-                    info.function.clone(),
-                    info.index,
-                    info.case.clone(),
-                )
-            };
-            order(a).cmp(&order(b))
-        });
+        rows.sort_by(|a, b| a.info.order_key().cmp(&b.info.order_key()));
         let position: HashMap<(&str, &str, &str), usize> = rows
             .iter()
             .enumerate()
             .map(|(position, row)| (row.info.key(), position))
             .collect();
-        let mut order: Vec<(usize, u32)> = records
-            .iter()
-            .map(|record| (position[&record.key()], record.run))
-            .collect();
-        let mut indices: Vec<usize> = (0..records.len()).collect();
-        indices.sort_by_key(|&i| order[i]);
-        order.clear();
-        let mut slots: Vec<Option<Record>> = records.drain(..).map(Some).collect();
-        let records: Vec<Record> = indices
-            .into_iter()
-            .filter_map(|i| slots[i].take())
-            .collect();
-
-        let mut totals = Totals::default();
-        for row in &mut rows {
-            row.pass_rate = pass_rate(row.passes, row.total);
-            row.status = Status::from_counts(row.passes, row.fails, row.errors);
-            totals.passes += row.passes;
-            totals.fails += row.fails;
-            totals.errors += row.errors;
-            totals.count += row.total;
-            totals.cost += row.cost;
-            for (model, usage) in &row.usage.0 {
-                totals.usage.entry(model).merge(usage);
-            }
-        }
-        totals.pass_rate = pass_rate(totals.passes, totals.count);
-        let exit_status = i32::from(totals.fails + totals.errors > 0);
+        records.sort_by_cached_key(|record| (position[&record.key()], record.run, record.attempt));
         Report {
             schema: SCHEMA_VERSION,
             tool: "probtest".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             created: rfc3339_now(),
             runs: rows.iter().map(|row| row.info.runs).max().unwrap_or(0),
-            exit_status,
+            exit_status: totals.exit_status(),
             totals,
             rows,
             records,
@@ -375,6 +431,7 @@ pub(crate) fn synthetic_records(cases: usize, runs: u32) -> (Vec<CaseInfo>, Vec<
                 package: info.package.clone(),
                 module: info.module.clone(),
                 run,
+                attempt: 1,
                 outcome,
                 message: (outcome != Outcome::Pass)
                     .then(|| "assertion `left == right` failed".to_string()),
@@ -520,6 +577,7 @@ pub(crate) mod tests {
             package: "fixture".to_string(),
             module: "evals".to_string(),
             run,
+            attempt: 1,
             outcome,
             message: (outcome != Outcome::Pass).then(|| format!("{outcome:?} in run {run}")),
             location: None,
@@ -567,6 +625,48 @@ pub(crate) mod tests {
             .collect();
         assert_eq!(cases[0], ("classify::a", 1));
         assert_eq!(cases[5], ("classify::b", 4));
+    }
+
+    #[test]
+    fn retries_are_kept_but_not_counted() {
+        let mut retry = record("classify::a", 1, Outcome::Pass, 0.5, vec![]);
+        retry.attempt = 2;
+        let report = build(vec![
+            record("classify::a", 1, Outcome::Fail, 0.0, vec![]),
+            retry,
+        ]);
+        let row = &report.rows[0];
+        assert_eq!((row.passes, row.fails, row.total, row.cost), (0, 1, 1, 0.0));
+        assert_eq!(report.totals.retries, 1);
+        assert_eq!(report.totals.count, 1);
+        assert_eq!(report.records.len(), 2);
+        assert_eq!(report.records[1].attempt, 2);
+        let text = crate::render::summary(&report, &crate::render::Options::default());
+        assert!(
+            text.contains("Overall: 0/1 passed (0%), 1 retry not counted"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_provisional_record_can_be_taken_back() {
+        let mut row = Row::new(info("classify::a"));
+        let mut totals = Totals::default();
+        let provisional = record("classify::a", 1, Outcome::Error, 0.0, vec![]);
+        row.add(&provisional);
+        totals.add(&provisional);
+        assert_eq!(row.status, Status::Error);
+        row.retract_provisional();
+        totals.retract_provisional();
+        let done = record("classify::a", 1, Outcome::Pass, 0.25, vec![]);
+        row.add(&done);
+        totals.add(&done);
+        assert_eq!(
+            (row.passes, row.errors, row.total, row.status),
+            (1, 0, 1, Status::Pass)
+        );
+        assert_eq!((totals.passes, totals.errors, totals.count), (1, 0, 1));
+        assert_eq!(totals.exit_status(), 0);
     }
 
     #[test]

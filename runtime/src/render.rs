@@ -149,6 +149,14 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
     if totals.errors > 0 {
         let _ = write!(out, ", {} errored", totals.errors);
     }
+    if totals.retries > 0 {
+        let noun = if totals.retries == 1 {
+            "retry"
+        } else {
+            "retries"
+        };
+        let _ = write!(out, ", {} {noun} not counted", totals.retries);
+    }
     out.push('\n');
     if show_cost {
         let _ = writeln!(out, "  Cost:    {}", money(totals.cost));

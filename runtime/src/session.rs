@@ -152,6 +152,7 @@ fn to_record(record: RunRecord) -> Record {
         package: bench.package().to_string(),
         module: bench.module().to_string(),
         run: record.run,
+        attempt: 1,
         outcome: record.outcome,
         message: record.message,
         location: record.location,
