@@ -126,10 +126,12 @@ mod assertions;
 mod model;
 mod registry;
 mod render;
+mod report_file;
 mod runner;
 mod session;
 mod settings;
 mod status;
+pub mod store;
 mod usage;
 
 pub use model::{CaseInfo, OrderedMap, Record, Report, Row, Totals, UsageTotals, SCHEMA_VERSION};

@@ -379,20 +379,9 @@ impl Report {
     /// Writes the report as pretty JSON: parent directories created, a temporary file renamed
     /// into place so that readers never see half a report.
     pub fn write_atomically(&self, path: &Path) -> io::Result<()> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)?;
-        }
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "report.json".into());
-        let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
         let mut text = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
         text.push('\n');
-        std::fs::write(&temp, text)?;
-        std::fs::rename(&temp, path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&temp);
-        })
+        crate::report_file::write_atomically(path, text.as_bytes())
     }
 }
 
@@ -512,7 +501,7 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<V> {
 }
 
 /// The current time as `2026-11-29T09:31:48Z`.
-fn rfc3339_now() -> String {
+pub(crate) fn rfc3339_now() -> String {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

@@ -1,0 +1,766 @@
+//! The session's JSON report, kept complete after every run of every process, at a cost per
+//! run that does not grow with the session.
+//!
+//! Rebuilding the report at each run would make a session quadratic (4,000 nextest processes
+//! would each rewrite everything before them). Instead the file is laid out in slots that can
+//! be patched in place:
+//!
+//! ```text
+//! {"schema":1,...,"session":"...",
+//! "runs":10,"exit_status":1,"totals":{...}      <- head slot, padded with spaces
+//! ,"rows":[
+//! {row}     ,                                  <- one slot per case, padded
+//! {row}
+//!                                              <- free space for new rows
+//! ],"records":[
+//! {record},
+//! {record}                                     <- appended; a run in flight has a padded slot
+//! ]}
+//! ```
+//!
+//! JSON allows whitespace between tokens, so a padded slot is still valid JSON. A run's start
+//! appends a provisional record (an error: "the test process died before the run finished")
+//! and counts it; its end patches that record and the counts. A run whose process is killed
+//! therefore stays in the report as an error, with no process left to write it.
+//!
+//! Each change touches a fixed number of small files: the index (offsets, totals), the touched
+//! row's sidecar, the run's open-record sidecar. When something does not fit (a new row with no
+//! free space, a slot that outgrew its padding) or the files disagree (a writer died halfway,
+//! the report was deleted), the report is rebuilt from the session store, with room to grow:
+//! the free space doubles, so rebuilds are logarithmic in the session's size.
+//!
+//! Every change happens under an exclusive lock on `report/lock` in the session directory.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{rfc3339_now, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
+use crate::store::Session;
+
+/// Extra room in a provisional record's slot for the finished record's message and usage.
+const RECORD_SLACK: u64 = 2048;
+/// Free space for new rows left by a rebuild, at least.
+const MIN_ROWS_FREE: u64 = 16 * 1024;
+
+/// A change to the report.
+pub(crate) enum Change<'a> {
+    /// A run started: count it as an error until it finishes.
+    Start {
+        proc_id: &'a str,
+        seq: u64,
+        info: &'a CaseInfo,
+        provisional: &'a Record,
+    },
+    /// The run of `seq` finished with `record`.
+    Finish {
+        proc_id: &'a str,
+        seq: u64,
+        record: &'a Record,
+    },
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+struct Slot {
+    offset: u64,
+    capacity: u64,
+}
+
+/// Where everything is in the report file, and the running totals.
+#[derive(Debug, Serialize, Deserialize)]
+struct Index {
+    path: PathBuf,
+    generation: u64,
+    file_len: u64,
+    created: String,
+    head: Slot,
+    rows_free: u64,
+    rows_end: u64,
+    row_count: u64,
+    records_end: u64,
+    record_count: u64,
+    runs: u32,
+    totals: Totals,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct RowState {
+    slot: Slot,
+    row: Row,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct OpenState {
+    slot: Slot,
+    key: (String, String, String),
+    retry: bool,
+}
+
+/// The report of one session at one path.
+pub(crate) struct ReportFile {
+    session: Session,
+    path: PathBuf,
+}
+
+/// Why an incremental change gave way to a rebuild.
+enum Incremental {
+    Done,
+    Rebuild,
+}
+
+fn hex_hash(text: &str) -> String {
+    // Two FNV-1a passes with different offsets: 128 bits, so distinct cases get distinct files.
+    let fnv = |seed: u64| {
+        text.bytes().fold(seed, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    format!(
+        "{:016x}{:016x}",
+        fnv(0xcbf2_9ce4_8422_2325),
+        fnv(0x6c62_272e_07bb_0142)
+    )
+}
+
+fn row_file_name(key: (&str, &str, &str)) -> String {
+    format!(
+        "{}.json",
+        hex_hash(&format!("{}\0{}\0{}", key.0, key.1, key.2))
+    )
+}
+
+fn padded(mut text: String, capacity: u64) -> Option<String> {
+    let length = text.len() as u64;
+    if length > capacity {
+        return None;
+    }
+    text.extend(std::iter::repeat_n(' ', (capacity - length) as usize));
+    Some(text)
+}
+
+fn head_text(runs: u32, totals: &Totals) -> io::Result<String> {
+    Ok(format!(
+        "\"runs\":{runs},\"exit_status\":{},\"totals\":{}",
+        totals.exit_status(),
+        serde_json::to_string(totals).map_err(io::Error::other)?
+    ))
+}
+
+fn write_at(file: &mut File, offset: u64, bytes: &[u8]) -> io::Result<()> {
+    file.seek(SeekFrom::Start(offset))?;
+    file.write_all(bytes)
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
+    serde_json::from_slice(&fs::read(path).ok()?).ok()
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
+    fs::write(path, serde_json::to_vec(value).map_err(io::Error::other)?)
+}
+
+impl ReportFile {
+    pub(crate) fn new(session: Session, path: PathBuf) -> ReportFile {
+        ReportFile { session, path }
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.session.dir().join("report")
+    }
+
+    fn index_path(&self) -> PathBuf {
+        self.dir().join("index")
+    }
+
+    /// Applies `change` under the session's report lock, rebuilding from the store when the
+    /// change cannot be made in place.
+    pub(crate) fn apply(&self, change: &Change<'_>) -> io::Result<()> {
+        fs::create_dir_all(self.dir())?;
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir().join("lock"))?;
+        lock.lock()?;
+        let result = match self.incremental(change) {
+            Ok(Incremental::Done) => Ok(()),
+            Ok(Incremental::Rebuild) | Err(_) => self.rebuild(),
+        };
+        let _ = lock.unlock();
+        result
+    }
+
+    /// The index, when it is clean and describes the report file as it is on disk.
+    fn load_index(&self) -> Option<(File, Index)> {
+        let mut index_file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(self.index_path())
+            .ok()?;
+        let mut bytes = Vec::new();
+        index_file.read_to_end(&mut bytes).ok()?;
+        let (flag, json) = bytes.split_first()?;
+        if *flag != b'C' {
+            return None;
+        }
+        let index: Index = serde_json::from_slice(json).ok()?;
+        let on_disk = fs::metadata(&self.path).ok()?.len();
+        (index.path == self.path && index.file_len == on_disk).then_some((index_file, index))
+    }
+
+    fn save_index(&self, index: &Index) -> io::Result<()> {
+        let mut bytes = vec![b'C'];
+        bytes.extend(serde_json::to_vec(index).map_err(io::Error::other)?);
+        fs::write(self.index_path(), bytes)
+    }
+
+    fn incremental(&self, change: &Change<'_>) -> io::Result<Incremental> {
+        let Some((mut index_file, mut index)) = self.load_index() else {
+            return Ok(Incremental::Rebuild);
+        };
+        let generation = index.generation;
+        let rows_dir = self.dir().join(format!("rows-{generation}"));
+        let open_dir = self.dir().join(format!("open-{generation}"));
+        let mut report = OpenOptions::new().read(true).write(true).open(&self.path)?;
+        // From here on the report may be half-patched until the index is saved clean again.
+        write_at(&mut index_file, 0, b"D")?;
+        let outcome = match change {
+            Change::Start {
+                proc_id,
+                seq,
+                info,
+                provisional,
+            } => {
+                let row_path = rows_dir.join(row_file_name(info.key()));
+                let mut state = match read_json::<RowState>(&row_path) {
+                    Some(state) if state.row.info.key() == info.key() => state,
+                    Some(_) => return Ok(Incremental::Rebuild),
+                    None => match self.new_row_slot(&mut index, &mut report, info)? {
+                        Some(state) => state,
+                        None => return Ok(Incremental::Rebuild),
+                    },
+                };
+                state.row.add(provisional);
+                index.totals.add(provisional);
+                index.runs = index.runs.max(info.runs);
+                let text = serde_json::to_string(*provisional).map_err(io::Error::other)?;
+                let capacity = text.len() as u64 + RECORD_SLACK;
+                let slot = self.append_record(&mut index, &mut report, text, capacity)?;
+                fs::create_dir_all(&open_dir)?;
+                let key = provisional.key();
+                write_json(
+                    &open_dir.join(format!("{proc_id}-{seq}.json")),
+                    &OpenState {
+                        slot,
+                        key: (key.0.to_string(), key.1.to_string(), key.2.to_string()),
+                        retry: provisional.is_retry(),
+                    },
+                )?;
+                self.finish_change(&mut index, &mut report, state, &row_path)?
+            }
+            Change::Finish {
+                proc_id,
+                seq,
+                record,
+            } => {
+                let open_path = open_dir.join(format!("{proc_id}-{seq}.json"));
+                let Some(open) = read_json::<OpenState>(&open_path) else {
+                    return Ok(Incremental::Rebuild);
+                };
+                let (package, module, case) = &open.key;
+                let row_path = rows_dir.join(row_file_name((package, module, case)));
+                let Some(mut state) = read_json::<RowState>(&row_path) else {
+                    return Ok(Incremental::Rebuild);
+                };
+                if !open.retry {
+                    state.row.retract_provisional();
+                    index.totals.retract_provisional();
+                }
+                state.row.add(record);
+                index.totals.add(record);
+                if record.is_retry() && open.retry {
+                    // Counted once when the retry started.
+                    index.totals.retries -= 1;
+                }
+                let text = serde_json::to_string(*record).map_err(io::Error::other)?;
+                let Some(text) = padded(text, open.slot.capacity) else {
+                    return Ok(Incremental::Rebuild);
+                };
+                write_at(&mut report, open.slot.offset, text.as_bytes())?;
+                let done = self.finish_change(&mut index, &mut report, state, &row_path)?;
+                let _ = fs::remove_file(open_path);
+                done
+            }
+        };
+        if let Incremental::Done = outcome {
+            self.save_index(&index)?;
+        }
+        Ok(outcome)
+    }
+
+    /// Writes the touched row and the head slot.
+    fn finish_change(
+        &self,
+        index: &mut Index,
+        report: &mut File,
+        state: RowState,
+        row_path: &Path,
+    ) -> io::Result<Incremental> {
+        let row_text = serde_json::to_string(&state.row).map_err(io::Error::other)?;
+        let Some(row_text) = padded(row_text, state.slot.capacity) else {
+            return Ok(Incremental::Rebuild);
+        };
+        let Some(head) = padded(head_text(index.runs, &index.totals)?, index.head.capacity) else {
+            return Ok(Incremental::Rebuild);
+        };
+        write_at(report, state.slot.offset, row_text.as_bytes())?;
+        write_at(report, index.head.offset, head.as_bytes())?;
+        write_json(row_path, &state)?;
+        Ok(Incremental::Done)
+    }
+
+    /// Places a new row in the free space, or `None` when there is no room left.
+    fn new_row_slot(
+        &self,
+        index: &mut Index,
+        report: &mut File,
+        info: &CaseInfo,
+    ) -> io::Result<Option<RowState>> {
+        let row = Row::new(info.clone());
+        let text = serde_json::to_string(&row).map_err(io::Error::other)?;
+        let capacity = row_capacity(text.len() as u64);
+        let separator: &[u8] = if index.row_count == 0 { b"\n" } else { b",\n" };
+        let offset = index.rows_free + separator.len() as u64;
+        if offset + capacity > index.rows_end {
+            return Ok(None);
+        }
+        write_at(report, index.rows_free, separator)?;
+        index.rows_free = offset + capacity;
+        index.row_count += 1;
+        Ok(Some(RowState {
+            slot: Slot { offset, capacity },
+            row,
+        }))
+    }
+
+    /// Appends a record at the end of the records array and returns its slot.
+    fn append_record(
+        &self,
+        index: &mut Index,
+        report: &mut File,
+        text: String,
+        capacity: u64,
+    ) -> io::Result<Slot> {
+        let separator = if index.record_count == 0 { "\n" } else { ",\n" };
+        let offset = index.records_end + separator.len() as u64;
+        let Some(text) = padded(text, capacity) else {
+            return Err(io::Error::other("record does not fit its own slot"));
+        };
+        let mut bytes = String::with_capacity(separator.len() + text.len() + 4);
+        bytes.push_str(separator);
+        bytes.push_str(&text);
+        bytes.push_str(TAIL);
+        write_at(report, index.records_end, bytes.as_bytes())?;
+        index.records_end = offset + capacity;
+        index.record_count += 1;
+        index.file_len = index.records_end + TAIL.len() as u64;
+        Ok(Slot { offset, capacity })
+    }
+
+    /// Rebuilds the report and its index from the session store.
+    pub(crate) fn rebuild(&self) -> io::Result<()> {
+        fs::create_dir_all(self.dir())?;
+        let old: Option<Index> = fs::read(self.index_path())
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(bytes.get(1..)?).ok());
+        let generation = old.as_ref().map_or(1, |index| index.generation + 1);
+        let created = old
+            .as_ref()
+            .filter(|index| index.path == self.path)
+            .map_or_else(rfc3339_now, |index| index.created.clone());
+        let data = self.session.load()?;
+        let report = Report::build(data.cases.clone(), data.records.clone());
+
+        let mut text = String::new();
+        text.push_str(&format!(
+            "{{\"schema\":{SCHEMA_VERSION},\"tool\":\"probtest\",\"version\":{},\"created\":{},\"session\":{},\n",
+            json_string(env!("CARGO_PKG_VERSION")),
+            json_string(&created),
+            json_string(self.session.key()),
+        ));
+        let head = head_text(report.runs, &report.totals)?;
+        let head_slot = Slot {
+            offset: text.len() as u64,
+            capacity: head.len() as u64 * 2 + 256,
+        };
+        text.push_str(&padded(head, head_slot.capacity).unwrap_or_default());
+        text.push_str(",\n\"rows\":[");
+        let rows_start = text.len() as u64;
+        let mut row_states = Vec::with_capacity(report.rows.len());
+        for (position, row) in report.rows.iter().enumerate() {
+            text.push_str(if position == 0 { "\n" } else { ",\n" });
+            let row_text = serde_json::to_string(row).map_err(io::Error::other)?;
+            let capacity = row_capacity(row_text.len() as u64);
+            let offset = text.len() as u64;
+            text.push_str(&padded(row_text, capacity).unwrap_or_default());
+            row_states.push(RowState {
+                slot: Slot { offset, capacity },
+                row: row.clone(),
+            });
+        }
+        let rows_free = text.len() as u64;
+        let free = (rows_free - rows_start).max(MIN_ROWS_FREE);
+        text.extend(std::iter::repeat_n(' ', free as usize));
+        let rows_end = text.len() as u64;
+        text.push_str("\n],\"records\":[");
+        let mut open_states = Vec::new();
+        for (position, (record, open)) in data.records.iter().zip(&data.open).enumerate() {
+            text.push_str(if position == 0 { "\n" } else { ",\n" });
+            let record_text = serde_json::to_string(record).map_err(io::Error::other)?;
+            let offset = text.len() as u64;
+            match open {
+                Some((proc_id, seq)) => {
+                    let capacity = record_text.len() as u64 + RECORD_SLACK;
+                    text.push_str(&padded(record_text, capacity).unwrap_or_default());
+                    let key = record.key();
+                    open_states.push((
+                        format!("{proc_id}-{seq}.json"),
+                        OpenState {
+                            slot: Slot { offset, capacity },
+                            key: (key.0.to_string(), key.1.to_string(), key.2.to_string()),
+                            retry: record.is_retry(),
+                        },
+                    ));
+                }
+                None => text.push_str(&record_text),
+            }
+        }
+        let records_end = text.len() as u64;
+        text.push_str(TAIL);
+
+        write_atomically(&self.path, text.as_bytes())?;
+        let rows_dir = self.dir().join(format!("rows-{generation}"));
+        let open_dir = self.dir().join(format!("open-{generation}"));
+        fs::create_dir_all(&rows_dir)?;
+        fs::create_dir_all(&open_dir)?;
+        for state in &row_states {
+            write_json(&rows_dir.join(row_file_name(state.row.info.key())), state)?;
+        }
+        for (name, state) in &open_states {
+            write_json(&open_dir.join(name), state)?;
+        }
+        self.save_index(&Index {
+            path: self.path.clone(),
+            generation,
+            file_len: text.len() as u64,
+            created,
+            head: head_slot,
+            rows_free,
+            rows_end,
+            row_count: report.rows.len() as u64,
+            records_end,
+            record_count: data.records.len() as u64,
+            runs: report.runs,
+            totals: report.totals.clone(),
+        })?;
+        // Sidecars of earlier generations describe a file that no longer exists.
+        if let Ok(entries) = fs::read_dir(self.dir()) {
+            for entry in entries.filter_map(Result::ok) {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let stale = ["rows-", "open-"].iter().any(|prefix| {
+                    name.strip_prefix(prefix)
+                        .and_then(|g| g.parse::<u64>().ok())
+                        .is_some_and(|g| g != generation)
+                });
+                if stale {
+                    let _ = fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+const TAIL: &str = "\n]}\n";
+
+fn row_capacity(length: u64) -> u64 {
+    length + (length / 2).max(160)
+}
+
+fn json_string(text: &str) -> String {
+    serde_json::Value::String(text.to_string()).to_string()
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it into place.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent)?;
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report.json".into());
+    let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    fs::write(&temp, bytes)?;
+    fs::rename(&temp, path).inspect_err(|_| {
+        let _ = fs::remove_file(&temp);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::tests::{info, record};
+    use crate::status::Outcome;
+    use crate::store::tests::{start_line, temp_sessions};
+    use crate::store::{died_record, Line, ProcessFile};
+    use crate::usage::TokenUsage;
+
+    struct Harness {
+        process: ProcessFile,
+        report: ReportFile,
+        next_seq: u64,
+    }
+
+    impl Harness {
+        fn new(session: &Session, path: &Path) -> Harness {
+            Harness {
+                process: ProcessFile::create(session.clone(), true).expect("process file"),
+                report: ReportFile::new(session.clone(), path.to_path_buf()),
+                next_seq: 0,
+            }
+        }
+
+        fn start(&mut self, case: &str, run: u32) -> u64 {
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            let info = info(case);
+            self.process
+                .append(&Line::Case { info: info.clone() })
+                .expect("written");
+            self.process
+                .append(&start_line(case, seq, run))
+                .expect("written");
+            let provisional = died_record("fixture".into(), "evals".into(), case.into(), run, 1);
+            self.report
+                .apply(&Change::Start {
+                    proc_id: self.process.proc_id(),
+                    seq,
+                    info: &info,
+                    provisional: &provisional,
+                })
+                .expect("applied");
+            seq
+        }
+
+        fn finish(&mut self, seq: u64, record: Record) {
+            self.process
+                .append(&Line::End {
+                    seq,
+                    record: record.clone(),
+                })
+                .expect("written");
+            self.report
+                .apply(&Change::Finish {
+                    proc_id: self.process.proc_id(),
+                    seq,
+                    record: &record,
+                })
+                .expect("applied");
+        }
+    }
+
+    fn read_report(path: &Path) -> Report {
+        let text = fs::read_to_string(path).expect("report exists");
+        serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("report is not valid JSON: {e}\n{text}"))
+    }
+
+    /// The incrementally kept report says what a rebuild from the store says.
+    fn assert_matches_store(session: &Session, path: &Path) {
+        let kept = read_report(path);
+        let data = session.load().expect("loads");
+        let built = Report::build(data.cases, data.records);
+        let counts = |report: &Report| {
+            let mut rows: Vec<(String, u64, u64, u64, u64, String)> = report
+                .rows
+                .iter()
+                .map(|r| {
+                    (
+                        r.info.case.clone(),
+                        r.passes,
+                        r.fails,
+                        r.errors,
+                        r.total,
+                        format!("{:?}", r.status),
+                    )
+                })
+                .collect();
+            rows.sort();
+            rows
+        };
+        assert_eq!(counts(&kept), counts(&built));
+        let totals = |t: &Totals| (t.passes, t.fails, t.errors, t.count, t.retries);
+        assert_eq!(totals(&kept.totals), totals(&built.totals));
+        assert!((kept.totals.cost - built.totals.cost).abs() < 1e-9);
+        assert_eq!(kept.exit_status, built.exit_status);
+        assert_eq!(kept.records.len(), built.records.len());
+        let mut kept_records: Vec<String> = kept.records.iter().map(|r| format!("{r:?}")).collect();
+        let mut built_records: Vec<String> =
+            built.records.iter().map(|r| format!("{r:?}")).collect();
+        kept_records.sort();
+        built_records.sort();
+        assert_eq!(kept_records, built_records);
+    }
+
+    #[test]
+    fn runs_in_flight_are_errors_until_they_finish() {
+        let sessions = temp_sessions("inflight");
+        let session = Session::new(&sessions, "s");
+        let path = sessions.join("out").join("report.json");
+        let mut process = Harness::new(&session, &path);
+        let first = process.start("classify::a", 1);
+        let report = read_report(&path);
+        assert_eq!((report.totals.errors, report.exit_status), (1, 1));
+        assert_eq!(
+            report.records[0].message.as_deref(),
+            Some(crate::store::DIED_MESSAGE)
+        );
+        let usage = TokenUsage {
+            model: "m".into(),
+            input_tokens: 7,
+            cost: 0.5,
+            ..Default::default()
+        };
+        process.finish(
+            first,
+            record("classify::a", 1, Outcome::Pass, 0.5, vec![usage]),
+        );
+        let report = read_report(&path);
+        assert_eq!(
+            (
+                report.totals.passes,
+                report.totals.errors,
+                report.exit_status
+            ),
+            (1, 0, 0)
+        );
+        assert_eq!(
+            report.totals.usage.get("m").map(|u| u.input_tokens),
+            Some(7)
+        );
+        assert_eq!(report.rows[0].status, crate::status::Status::Pass);
+        assert_matches_store(&session, &path);
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn many_processes_many_cases_stay_consistent_through_rebuilds() {
+        let sessions = temp_sessions("many");
+        let session = Session::new(&sessions, "s");
+        let path = sessions.join("report.json");
+        let mut processes: Vec<Harness> = (0..4).map(|_| Harness::new(&session, &path)).collect();
+        // Enough cases to exhaust the rows' free space more than once.
+        let mut pending: Vec<(usize, u64, String, u32)> = Vec::new();
+        for step in 0..600u32 {
+            let which = (step as usize * 7) % processes.len();
+            let case = format!(
+                "classify::case {} with a long enough id to fill space quickly",
+                step / 3
+            );
+            let seq = processes[which].start(&case, step % 3 + 1);
+            pending.push((which, seq, case, step % 3 + 1));
+            if step % 2 == 1 {
+                let (which, seq, case, run) = pending.remove(0);
+                let outcome = [Outcome::Pass, Outcome::Fail, Outcome::Pass, Outcome::Error]
+                    [step as usize % 4];
+                processes[which].finish(seq, record(&case, run, outcome, 0.001, vec![]));
+            }
+        }
+        // Half the runs are still in flight: they read as errors, as a killed process would.
+        assert_matches_store(&session, &path);
+        for (which, seq, case, run) in pending.drain(..) {
+            processes[which].finish(seq, record(&case, run, Outcome::Pass, 0.0, vec![]));
+        }
+        assert_matches_store(&session, &path);
+        let index: Index = serde_json::from_slice(
+            &fs::read(session.dir().join("report/index")).expect("index")[1..],
+        )
+        .expect("index parses");
+        assert!(
+            index.generation > 1,
+            "free space was exhausted at least once"
+        );
+        assert!(
+            index.generation < 12,
+            "rebuilds stay logarithmic: {}",
+            index.generation
+        );
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn a_damaged_report_is_rebuilt_from_the_store() {
+        let sessions = temp_sessions("damaged");
+        let session = Session::new(&sessions, "s");
+        let path = sessions.join("report.json");
+        let mut process = Harness::new(&session, &path);
+        let seq = process.start("classify::a", 1);
+        fs::write(&path, "truncated").expect("damaged");
+        process.finish(seq, record("classify::a", 1, Outcome::Fail, 0.0, vec![]));
+        assert_eq!(read_report(&path).totals.fails, 1);
+        assert_matches_store(&session, &path);
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn retries_are_recorded_but_not_counted() {
+        let sessions = temp_sessions("retry");
+        let session = Session::new(&sessions, "s");
+        let path = sessions.join("report.json");
+        let mut process = Harness::new(&session, &path);
+        let seq = process.start("classify::a", 1);
+        process.finish(seq, record("classify::a", 1, Outcome::Fail, 0.0, vec![]));
+        let seq = process.next_seq;
+        process.next_seq += 1;
+        let info = info("classify::a");
+        let mut retry = died_record("fixture".into(), "evals".into(), "classify::a".into(), 1, 2);
+        process
+            .process
+            .append(&Line::Start {
+                seq,
+                package: "fixture".into(),
+                module: "evals".into(),
+                case: "classify::a".into(),
+                run: 1,
+                attempt: 2,
+            })
+            .expect("written");
+        process
+            .report
+            .apply(&Change::Start {
+                proc_id: process.process.proc_id(),
+                seq,
+                info: &info,
+                provisional: &retry,
+            })
+            .expect("applied");
+        retry.outcome = Outcome::Pass;
+        retry.message = None;
+        process.finish(seq, retry);
+        let report = read_report(&path);
+        assert_eq!(
+            (
+                report.totals.fails,
+                report.totals.passes,
+                report.totals.retries
+            ),
+            (1, 0, 1)
+        );
+        assert_eq!(report.records.len(), 2);
+        assert_matches_store(&session, &path);
+        let _ = fs::remove_dir_all(sessions);
+    }
+}

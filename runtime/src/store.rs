@@ -1,0 +1,558 @@
+//! The session store: every run persisted as it happens, so that a report can cover every
+//! process of a session (one `cargo nextest run`, or one `cargo test` with all its test
+//! binaries) and a run whose process died is still accounted for.
+//!
+//! Layout under `<target>/probtest/sessions/<session>/`:
+//!
+//! - `session.json`: the key and when the session started.
+//! - `procs/<pid>-<nanos>.jsonl`: one file per process, appended to by that process only, one
+//!   JSON line per event: the process, each case it ran (once), each run's start and end.
+//!
+//! One file per process rather than one shared file: appends from one process never interleave
+//! with another's, no lock is taken on the hot path, and a process killed mid-write can tear at
+//! most its own last line, which the loader skips. A start without an end is a run whose
+//! process died: it loads as an error, never as a pass and never as missing.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{CaseInfo, Record};
+use crate::status::Outcome;
+
+/// Sessions kept in the store; older ones are pruned when a new one starts.
+pub const KEEP_SESSIONS: usize = 20;
+
+/// The message of a run that started and never reported.
+pub const DIED_MESSAGE: &str = "the test process died before the run finished";
+
+/// One line of a process file.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "lowercase")]
+pub(crate) enum Line {
+    /// The process: its id and whether it runs one test (nextest) or many (libtest).
+    Process { pid: u32, per_test: bool },
+    /// A case this process runs, written before its first start.
+    Case { info: CaseInfo },
+    /// A run is about to execute.
+    Start {
+        seq: u64,
+        package: String,
+        module: String,
+        case: String,
+        run: u32,
+        attempt: u32,
+    },
+    /// The run of `seq` finished.
+    End { seq: u64, record: Record },
+}
+
+/// The file name of a session key: anything but letters, digits, `.`, `_` and `-` becomes `_`.
+pub fn sanitize_key(key: &str) -> String {
+    let cleaned: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    cleaned.trim_start_matches('.').to_string()
+}
+
+/// The key of the session this process belongs to.
+///
+/// `PROB_SESSION` when set; else nextest's `NEXTEST_RUN_ID` (shared by every process of one
+/// `cargo nextest run`); else, when cargo started this process, the cargo process's id and
+/// start time (shared by every test binary of one `cargo test`, different for the next one);
+/// else this process alone.
+pub(crate) fn session_key(env: impl Fn(&str) -> Option<String>) -> String {
+    let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+    if let Some(key) = set("PROB_SESSION") {
+        return sanitize_key(&key);
+    }
+    if let Some(run_id) = set("NEXTEST_RUN_ID") {
+        return sanitize_key(&format!("nextest-{run_id}"));
+    }
+    let pid = std::process::id();
+    #[cfg(unix)]
+    {
+        let parent = std::os::unix::process::parent_id();
+        if process_name(parent).is_some_and(|name| name.starts_with("cargo")) {
+            if let Some(start) = process_start(parent) {
+                return format!("cargo-{parent}-{start}");
+            }
+        }
+    }
+    match process_start(pid) {
+        Some(start) => format!("process-{pid}-{start}"),
+        None => format!("process-{pid}-{}", now_nanos()),
+    }
+}
+
+/// The short name of a process, where the platform tells it.
+#[cfg_attr(not(unix), allow(dead_code))]
+fn process_name(pid: u32) -> Option<String> {
+    fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|name| name.trim().to_string())
+}
+
+/// When a process started, in clock ticks since boot (`/proc/<pid>/stat`, field 22): with the
+/// pid, it names one process even after the pid is reused.
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses; the fields after it are plain.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn now_nanos() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// The target directory a test binary was built in: the nearest ancestor holding cargo's
+/// `CACHEDIR.TAG`, else the directory above the profile directory.
+pub(crate) fn target_dir_of(executable: &Path) -> Option<PathBuf> {
+    if let Some(tagged) = executable
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+    {
+        return Some(tagged.to_path_buf());
+    }
+    let deps = executable.parent()?;
+    let profile = if deps.file_name()? == "deps" {
+        deps.parent()?
+    } else {
+        deps
+    };
+    profile.parent().map(Path::to_path_buf)
+}
+
+/// Where the sessions of a target directory live.
+pub fn sessions_dir(target_dir: &Path) -> PathBuf {
+    target_dir.join("probtest").join("sessions")
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct SessionFile {
+    key: String,
+    /// Nanoseconds since the Unix epoch; orders sessions for pruning and for "latest".
+    started: u128,
+}
+
+/// One session's directory in the store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Session {
+    key: String,
+    dir: PathBuf,
+}
+
+/// Everything a session's processes recorded, as the report needs it.
+#[derive(Clone, Debug, Default)]
+pub struct SessionData {
+    /// Every case some process described.
+    pub cases: Vec<CaseInfo>,
+    /// Every run: finished ones as recorded, started-and-never-finished ones as errors.
+    pub records: Vec<Record>,
+    /// For each record, the process file and sequence number of an unfinished run, so that a
+    /// report writer can find it again once it finishes.
+    pub(crate) open: Vec<Option<(String, u64)>>,
+    /// Whether any process of the session ran one test per process.
+    pub per_test: bool,
+}
+
+impl Session {
+    /// The session `key` under `sessions_dir`, whether or not it exists yet.
+    pub fn new(sessions_dir: &Path, key: &str) -> Session {
+        let key = sanitize_key(key);
+        Session {
+            dir: sessions_dir.join(&key),
+            key,
+        }
+    }
+
+    /// The session's key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The session's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether any process recorded into this session.
+    pub fn exists(&self) -> bool {
+        self.dir.join("procs").is_dir()
+    }
+
+    /// The most recently started session under `sessions_dir`.
+    pub fn latest(sessions_dir: &Path) -> io::Result<Option<Session>> {
+        Ok(list_sessions(sessions_dir)?
+            .into_iter()
+            .max_by_key(|(started, _)| *started)
+            .map(|(_, session)| session))
+    }
+
+    /// Creates the session's directories; the process that creates the session also prunes
+    /// old ones, keeping [`KEEP_SESSIONS`].
+    pub(crate) fn create(&self) -> io::Result<()> {
+        fs::create_dir_all(self.dir.join("procs"))?;
+        let marker = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(self.dir.join("session.json"));
+        if let Ok(mut marker) = marker {
+            let file = SessionFile {
+                key: self.key.clone(),
+                started: now_nanos(),
+            };
+            marker.write_all(&serde_json::to_vec(&file).map_err(io::Error::other)?)?;
+            if let Some(parent) = self.dir.parent() {
+                prune(parent, KEEP_SESSIONS, &self.key)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads every process file of the session.
+    pub fn load(&self) -> io::Result<SessionData> {
+        let mut files: Vec<PathBuf> = fs::read_dir(self.dir.join("procs"))?
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        files.sort();
+        let mut data = SessionData::default();
+        let mut described: HashMap<(String, String, String), ()> = HashMap::new();
+        for path in files {
+            let proc_id = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            load_process(&path, &proc_id, &mut data, &mut described)?;
+        }
+        Ok(data)
+    }
+}
+
+fn load_process(
+    path: &Path,
+    proc_id: &str,
+    data: &mut SessionData,
+    described: &mut HashMap<(String, String, String), ()>,
+) -> io::Result<()> {
+    let reader = BufReader::new(File::open(path)?);
+    let mut starts: Vec<(u64, Line)> = Vec::new();
+    let mut ends: HashMap<u64, Record> = HashMap::new();
+    for line in reader.split(b'\n') {
+        let line = line?;
+        // A line torn by a process killed mid-write does not parse; its run stays unfinished.
+        let Ok(event) = serde_json::from_slice::<Line>(&line) else {
+            continue;
+        };
+        match event {
+            Line::Process { per_test, .. } => data.per_test |= per_test,
+            Line::Case { info } => {
+                let key = info.key();
+                let key = (key.0.to_string(), key.1.to_string(), key.2.to_string());
+                if described.insert(key, ()).is_none() {
+                    data.cases.push(info);
+                }
+            }
+            start @ Line::Start { seq, .. } => starts.push((seq, start)),
+            Line::End { seq, record } => {
+                ends.insert(seq, record);
+            }
+        }
+    }
+    for (seq, start) in starts {
+        let Line::Start {
+            package,
+            module,
+            case,
+            run,
+            attempt,
+            ..
+        } = start
+        else {
+            continue;
+        };
+        match ends.remove(&seq) {
+            Some(record) => {
+                data.records.push(record);
+                data.open.push(None);
+            }
+            None => {
+                data.records
+                    .push(died_record(package, module, case, run, attempt));
+                data.open.push(Some((proc_id.to_string(), seq)));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The record of a run that started and never finished.
+pub(crate) fn died_record(
+    package: String,
+    module: String,
+    case: String,
+    run: u32,
+    attempt: u32,
+) -> Record {
+    Record {
+        case,
+        package,
+        module,
+        run,
+        attempt,
+        outcome: Outcome::Error,
+        message: Some(DIED_MESSAGE.to_string()),
+        location: None,
+        elapsed: 0.0,
+        cost: 0.0,
+        usage: Vec::new(),
+    }
+}
+
+fn list_sessions(sessions_dir: &Path) -> io::Result<Vec<(u128, Session)>> {
+    let entries = match fs::read_dir(sessions_dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(error),
+    };
+    let mut sessions = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let dir = entry.path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let started = fs::read(dir.join("session.json"))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<SessionFile>(&bytes).ok())
+            .map(|file| file.started)
+            .or_else(|| {
+                let modified = entry.metadata().ok()?.modified().ok()?;
+                Some(modified.duration_since(UNIX_EPOCH).ok()?.as_nanos())
+            })
+            .unwrap_or(0);
+        let key = entry.file_name().to_string_lossy().into_owned();
+        sessions.push((started, Session { key, dir }));
+    }
+    Ok(sessions)
+}
+
+/// Removes all but the newest `keep` sessions, never `current`.
+fn prune(sessions_dir: &Path, keep: usize, current: &str) -> io::Result<()> {
+    let mut sessions = list_sessions(sessions_dir)?;
+    sessions.sort_by_key(|(started, _)| std::cmp::Reverse(*started));
+    for (_, session) in sessions.into_iter().skip(keep) {
+        if session.key != current {
+            // Another process may be pruning the same session at the same time.
+            let _ = fs::remove_dir_all(&session.dir);
+        }
+    }
+    Ok(())
+}
+
+/// This process's file in a session, appended to as runs start and end.
+pub(crate) struct ProcessFile {
+    file: Mutex<File>,
+    proc_id: String,
+    session: Session,
+}
+
+impl ProcessFile {
+    /// Creates the session if needed and this process's file in it.
+    pub(crate) fn create(session: Session, per_test: bool) -> io::Result<ProcessFile> {
+        session.create()?;
+        let proc_id = format!("{}-{}", std::process::id(), now_nanos());
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(session.dir.join("procs").join(format!("{proc_id}.jsonl")))?;
+        let process = ProcessFile {
+            file: Mutex::new(file),
+            proc_id,
+            session,
+        };
+        process.append(&Line::Process {
+            pid: std::process::id(),
+            per_test,
+        })?;
+        Ok(process)
+    }
+
+    pub(crate) fn proc_id(&self) -> &str {
+        &self.proc_id
+    }
+
+    pub(crate) fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Writes one line with a single write, so that a crash tears at most this line.
+    pub(crate) fn append(&self, line: &Line) -> io::Result<()> {
+        let mut bytes = serde_json::to_vec(line).map_err(io::Error::other)?;
+        bytes.push(b'\n');
+        let mut file = self
+            .file
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        file.write_all(&bytes)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::model::tests::{info, record};
+
+    pub(crate) fn temp_sessions(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("probtest-store-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn env_of<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    pub(crate) fn start_line(case: &str, seq: u64, run: u32) -> Line {
+        Line::Start {
+            seq,
+            package: "fixture".into(),
+            module: "evals".into(),
+            case: case.into(),
+            run,
+            attempt: 1,
+        }
+    }
+
+    #[test]
+    fn keys_come_from_the_override_then_nextest() {
+        assert_eq!(
+            session_key(env_of(&[
+                ("PROB_SESSION", "ci/shard 1"),
+                ("NEXTEST_RUN_ID", "x")
+            ])),
+            "ci_shard_1"
+        );
+        assert_eq!(
+            session_key(env_of(&[("NEXTEST_RUN_ID", "0b5c-11")])),
+            "nextest-0b5c-11"
+        );
+        let own = session_key(env_of(&[]));
+        assert!(
+            own.starts_with("cargo-") || own.starts_with("process-"),
+            "{own}"
+        );
+        // The same process derives the same key every time.
+        assert_eq!(own, session_key(env_of(&[])));
+    }
+
+    #[test]
+    fn process_start_times_are_read_from_proc() {
+        if Path::new("/proc/self/stat").exists() {
+            assert!(process_start(std::process::id()).is_some());
+        }
+    }
+
+    #[test]
+    fn target_dir_is_found_from_the_test_binary() {
+        let root = temp_sessions("target");
+        let deps = root.join("debug").join("deps");
+        fs::create_dir_all(&deps).expect("dirs");
+        assert_eq!(target_dir_of(&deps.join("evals-0123")), Some(root.clone()));
+        let cross = root
+            .join("x86_64-unknown-linux-gnu")
+            .join("debug")
+            .join("deps");
+        fs::create_dir_all(&cross).expect("dirs");
+        fs::write(
+            root.join("CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55",
+        )
+        .expect("tag");
+        assert_eq!(target_dir_of(&cross.join("evals-0123")), Some(root.clone()));
+        let _ = fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn unfinished_and_torn_runs_load_as_errors() {
+        let sessions = temp_sessions("load");
+        let session = Session::new(&sessions, "s1");
+        let process = ProcessFile::create(session.clone(), false).expect("created");
+        process
+            .append(&Line::Case {
+                info: info("classify::a"),
+            })
+            .expect("written");
+        process
+            .append(&start_line("classify::a", 0, 1))
+            .expect("written");
+        process
+            .append(&Line::End {
+                seq: 0,
+                record: record("classify::a", 1, Outcome::Pass, 0.0, vec![]),
+            })
+            .expect("written");
+        process
+            .append(&start_line("classify::a", 1, 2))
+            .expect("written");
+        // A torn line: the process died while writing the end of run 2.
+        process
+            .file
+            .lock()
+            .expect("lock")
+            .write_all(b"{\"t\":\"end\",\"seq\":1,\"rec")
+            .expect("written");
+        let data = session.load().expect("loads");
+        assert_eq!(data.cases.len(), 1);
+        assert_eq!(data.records.len(), 2);
+        assert_eq!(data.records[0].outcome, Outcome::Pass);
+        assert_eq!(data.records[1].outcome, Outcome::Error);
+        assert_eq!(data.records[1].message.as_deref(), Some(DIED_MESSAGE));
+        assert_eq!(data.open[1], Some((process.proc_id().to_string(), 1)));
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn old_sessions_are_pruned_but_never_the_current_one() {
+        let sessions = temp_sessions("prune");
+        for index in 0..(KEEP_SESSIONS + 3) {
+            Session::new(&sessions, &format!("s{index:02}"))
+                .create()
+                .expect("created");
+        }
+        let left = list_sessions(&sessions).expect("listed");
+        assert_eq!(left.len(), KEEP_SESSIONS);
+        let latest = Session::latest(&sessions).expect("listed").expect("some");
+        assert_eq!(latest.key(), format!("s{:02}", KEEP_SESSIONS + 2));
+        assert!(!sessions.join("s00").exists());
+        // The current session survives even when it is the oldest.
+        prune(&sessions, 1, "s05").expect("pruned");
+        assert!(sessions.join("s05").exists());
+        assert!(sessions.join(format!("s{:02}", KEEP_SESSIONS + 2)).exists());
+        assert!(!sessions.join(format!("s{:02}", KEEP_SESSIONS + 1)).exists());
+        let _ = fs::remove_dir_all(sessions);
+    }
+}
