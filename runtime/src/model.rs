@@ -299,7 +299,7 @@ impl Totals {
 }
 
 impl UsageTotals {
-    fn add(&mut self, usage: &TokenUsage) {
+    pub(crate) fn add(&mut self, usage: &TokenUsage) {
         self.input_tokens += usage.input_tokens;
         self.output_tokens += usage.output_tokens;
         self.cached_input_tokens += usage.cached_input_tokens;
@@ -446,7 +446,7 @@ impl<V> Default for OrderedMap<V> {
 }
 
 impl<V: Default> OrderedMap<V> {
-    fn entry(&mut self, key: &str) -> &mut V {
+    pub(crate) fn entry(&mut self, key: &str) -> &mut V {
         let position = match self.0.iter().position(|(k, _)| k == key) {
             Some(position) => position,
             None => {

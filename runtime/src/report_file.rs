@@ -174,9 +174,16 @@ impl ReportFile {
         self.dir().join("index")
     }
 
-    /// Applies `change` under the session's report lock, rebuilding from the store when the
-    /// change cannot be made in place.
-    pub(crate) fn apply(&self, change: &Change<'_>) -> io::Result<()> {
+    /// Runs `persist` (which writes the change to the session store) and then applies `change`,
+    /// both under the session's report lock, rebuilding from the store when the change cannot
+    /// be made in place. Persisting under the lock matters: a rebuild by another process must
+    /// never see a store line whose change has not reached the report yet, or the change would
+    /// be counted twice.
+    pub(crate) fn apply(
+        &self,
+        change: &Change<'_>,
+        persist: impl FnOnce() -> io::Result<()>,
+    ) -> io::Result<()> {
         fs::create_dir_all(self.dir())?;
         let lock = OpenOptions::new()
             .create(true)
@@ -184,6 +191,10 @@ impl ReportFile {
             .write(true)
             .open(self.dir().join("lock"))?;
         lock.lock()?;
+        if let Err(error) = persist() {
+            let _ = lock.unlock();
+            return Err(error);
+        }
         let result = match self.incremental(change) {
             Ok(Incremental::Done) => Ok(()),
             Ok(Incremental::Rebuild) | Err(_) => self.rebuild(),
@@ -537,37 +548,41 @@ mod tests {
             let seq = self.next_seq;
             self.next_seq += 1;
             let info = info(case);
-            self.process
-                .append(&Line::Case { info: info.clone() })
-                .expect("written");
-            self.process
-                .append(&start_line(case, seq, run))
-                .expect("written");
             let provisional = died_record("fixture".into(), "evals".into(), case.into(), run, 1);
+            let process = &self.process;
             self.report
-                .apply(&Change::Start {
-                    proc_id: self.process.proc_id(),
-                    seq,
-                    info: &info,
-                    provisional: &provisional,
-                })
+                .apply(
+                    &Change::Start {
+                        proc_id: process.proc_id(),
+                        seq,
+                        info: &info,
+                        provisional: &provisional,
+                    },
+                    || {
+                        process.append(&Line::Case { info: info.clone() })?;
+                        process.append(&start_line(case, seq, run))
+                    },
+                )
                 .expect("applied");
             seq
         }
 
         fn finish(&mut self, seq: u64, record: Record) {
-            self.process
-                .append(&Line::End {
-                    seq,
-                    record: record.clone(),
-                })
-                .expect("written");
+            let process = &self.process;
             self.report
-                .apply(&Change::Finish {
-                    proc_id: self.process.proc_id(),
-                    seq,
-                    record: &record,
-                })
+                .apply(
+                    &Change::Finish {
+                        proc_id: process.proc_id(),
+                        seq,
+                        record: &record,
+                    },
+                    || {
+                        process.append(&Line::End {
+                            seq,
+                            record: record.clone(),
+                        })
+                    },
+                )
                 .expect("applied");
         }
     }
@@ -702,6 +717,39 @@ mod tests {
     }
 
     #[test]
+    fn concurrent_processes_never_count_a_run_twice() {
+        let sessions = temp_sessions("concurrent");
+        let session = Session::new(&sessions, "s");
+        let path = sessions.join("report.json");
+        // Threads with their own files and handles contend for the lock as processes do;
+        // the first change of each rebuilds while the others wait with their lines ready.
+        let workers: Vec<_> = (0..4)
+            .map(|worker| {
+                let (session, path) = (session.clone(), path.clone());
+                std::thread::spawn(move || {
+                    let mut process = Harness::new(&session, &path);
+                    for run in 1..=40 {
+                        let case = format!("classify::w{worker} case {}", run % 7);
+                        let seq = process.start(&case, run);
+                        let outcome = if run % 5 == 0 {
+                            Outcome::Fail
+                        } else {
+                            Outcome::Pass
+                        };
+                        process.finish(seq, record(&case, run, outcome, 0.0, vec![]));
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.join().expect("worker finished");
+        }
+        assert_eq!(read_report(&path).records.len(), 160);
+        assert_matches_store(&session, &path);
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
     fn a_damaged_report_is_rebuilt_from_the_store() {
         let sessions = temp_sessions("damaged");
         let session = Session::new(&sessions, "s");
@@ -727,25 +775,27 @@ mod tests {
         process.next_seq += 1;
         let info = info("classify::a");
         let mut retry = died_record("fixture".into(), "evals".into(), "classify::a".into(), 1, 2);
-        process
-            .process
-            .append(&Line::Start {
-                seq,
-                package: "fixture".into(),
-                module: "evals".into(),
-                case: "classify::a".into(),
-                run: 1,
-                attempt: 2,
-            })
-            .expect("written");
+        let file = &process.process;
         process
             .report
-            .apply(&Change::Start {
-                proc_id: process.process.proc_id(),
-                seq,
-                info: &info,
-                provisional: &retry,
-            })
+            .apply(
+                &Change::Start {
+                    proc_id: file.proc_id(),
+                    seq,
+                    info: &info,
+                    provisional: &retry,
+                },
+                || {
+                    file.append(&Line::Start {
+                        seq,
+                        package: "fixture".into(),
+                        module: "evals".into(),
+                        case: "classify::a".into(),
+                        run: 1,
+                        attempt: 2,
+                    })
+                },
+            )
             .expect("applied");
         retry.outcome = Outcome::Pass;
         retry.message = None;

@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use crate::registry::{self, Case};
-use crate::session::{self, RunRecord};
+use crate::session::{self, Ending};
 use crate::settings;
 use crate::status::Outcome;
 use crate::usage::{RecordError, TokenUsage};
@@ -194,11 +194,13 @@ impl Active {
             state,
             started: Instant::now(),
         };
-        let ready = settings::get(&case.bench.config).and_then(|settings| {
-            registry::ensure_setup(case.bench)?;
-            session::space_start(settings.delay);
-            Ok(())
-        });
+        let settings = settings::get(&case.bench.config);
+        let ready = match &settings.problem {
+            Some(problem) => Err(problem.clone()),
+            None => {
+                registry::ensure_setup(case.bench).map(|()| session::space_start(settings.delay))
+            }
+        };
         match ready {
             Ok(()) => Ok(Active {
                 started: Instant::now(),
@@ -260,9 +262,9 @@ impl Active {
         };
         session::finished(
             self.ticket,
-            RunRecord {
-                case: self.case,
-                run: self.run,
+            self.case,
+            self.run,
+            Ending {
                 outcome,
                 message,
                 location,

@@ -1,20 +1,22 @@
-//! The runs of this process: runs in flight, finished records, start spacing, and the exit hook
-//! that prints the summary and writes the report.
+//! The runs of this process: each run's start and end go to the session store (and the session
+//! report, when one is asked for) as they happen, and into memory for the summary this process
+//! prints at exit.
 
-use std::sync::{Mutex, MutexGuard};
+use std::io;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::model::{CaseInfo, OrderedMap, Record, Report};
+use crate::model::{CaseInfo, OrderedMap, Record, Report, UsageTotals};
 use crate::registry::{self, Case};
 use crate::render;
-use crate::settings;
+use crate::report_file::{Change, ReportFile};
+use crate::settings::{self, Settings};
 use crate::status::Outcome;
+use crate::store::{self, Line, ProcessFile, Session, DIED_MESSAGE};
 use crate::usage::TokenUsage;
 
-/// A finished run, as collected in memory.
-pub(crate) struct RunRecord {
-    pub(crate) case: &'static Case,
-    pub(crate) run: u32,
+/// How a run ended, as the runner reports it.
+pub(crate) struct Ending {
     pub(crate) outcome: Outcome,
     pub(crate) message: Option<String>,
     pub(crate) location: Option<String>,
@@ -33,13 +35,16 @@ struct InFlight {
 struct Process {
     next_ticket: u64,
     in_flight: Vec<InFlight>,
-    records: Vec<RunRecord>,
+    records: Vec<Record>,
+    /// Cases this process ran, in first-run order; each is described to the store once.
+    cases: Vec<&'static Case>,
 }
 
 static PROCESS: Mutex<Process> = Mutex::new(Process {
     next_ticket: 0,
     in_flight: Vec::new(),
     records: Vec::new(),
+    cases: Vec::new(),
 });
 
 /// Separate from [`PROCESS`] so that a run waiting out the delay does not block others from
@@ -50,22 +55,130 @@ fn process() -> MutexGuard<'static, Process> {
     PROCESS.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
+/// Where this process's runs are persisted; `None` when the store could not be created (the
+/// summary and report then cover this process alone, as written at exit).
+struct Recorder {
+    file: ProcessFile,
+    report: Option<ReportFile>,
+}
+
+static RECORDER: OnceLock<Option<Recorder>> = OnceLock::new();
+
+fn recorder(settings: &Settings) -> Option<&'static Recorder> {
+    RECORDER
+        .get_or_init(|| match open_recorder(settings) {
+            Ok(recorder) => Some(recorder),
+            Err(error) => {
+                eprintln!(
+                    "probtest: cannot record this session ({error}); the summary and report cover this process only"
+                );
+                None
+            }
+        })
+        .as_ref()
+}
+
+fn open_recorder(settings: &Settings) -> io::Result<Recorder> {
+    let executable = std::env::current_exe()?;
+    let target = store::target_dir_of(&executable)
+        .ok_or_else(|| io::Error::other("the test binary is not in a cargo target directory"))?;
+    let session = Session::new(&store::sessions_dir(&target), &settings.session);
+    let file = ProcessFile::create(session.clone(), settings.per_test)?;
+    let report = settings
+        .json
+        .as_ref()
+        .map(|path| ReportFile::new(session, path.resolved.clone()));
+    Ok(Recorder { file, report })
+}
+
+/// Reports a failed write once, then keeps quiet: a broken store must not fail the tests.
+fn warn_once(what: &str, error: &io::Error) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| eprintln!("probtest: could not {what}: {error}"));
+}
+
 /// Notes a run as started; returns the ticket that [`finished`] takes.
 pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
-    let mut process = process();
-    let ticket = process.next_ticket;
-    process.next_ticket += 1;
-    process.in_flight.push(InFlight {
-        ticket,
-        case,
-        run,
-        started: Instant::now(),
-    });
+    let settings = settings::get(&case.bench.config);
+    let (ticket, first_of_case) = {
+        let mut process = process();
+        let ticket = process.next_ticket;
+        process.next_ticket += 1;
+        process.in_flight.push(InFlight {
+            ticket,
+            case,
+            run,
+            started: Instant::now(),
+        });
+        let first = !process.cases.iter().any(|known| std::ptr::eq(*known, case));
+        if first {
+            process.cases.push(case);
+        }
+        (ticket, first)
+    };
+    if let Some(recorder) = recorder(settings) {
+        let info = case_info(case);
+        let bench = case.bench;
+        let mut lines = Vec::with_capacity(2);
+        if first_of_case {
+            lines.push(Line::Case { info: info.clone() });
+        }
+        lines.push(Line::Start {
+            seq: ticket,
+            package: bench.package().to_string(),
+            module: bench.module().to_string(),
+            case: case.row.to_string(),
+            run,
+            attempt: settings.attempt,
+        });
+        let persist = || lines.iter().try_for_each(|line| recorder.file.append(line));
+        if let Some(report) = &recorder.report {
+            let provisional = store::died_record(
+                bench.package().to_string(),
+                bench.module().to_string(),
+                case.row.to_string(),
+                run,
+                settings.attempt,
+            );
+            let change = Change::Start {
+                proc_id: recorder.file.proc_id(),
+                seq: ticket,
+                info: &info,
+                provisional: &provisional,
+            };
+            if let Err(error) = report.apply(&change, persist) {
+                warn_once("update the session report", &error);
+            }
+        } else if let Err(error) = persist() {
+            warn_once("write to the session store", &error);
+        }
+    }
     ticket
 }
 
-/// Replaces the in-flight entry `ticket` with its record.
-pub(crate) fn finished(ticket: u64, record: RunRecord) {
+/// Records the end of the run `ticket`.
+pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Ending) {
+    let settings = settings::get(&case.bench.config);
+    let record = to_record(case, run, settings.attempt, ending);
+    if let Some(recorder) = recorder(settings) {
+        let line = Line::End {
+            seq: ticket,
+            record: record.clone(),
+        };
+        let persist = || recorder.file.append(&line);
+        if let Some(report) = &recorder.report {
+            let change = Change::Finish {
+                proc_id: recorder.file.proc_id(),
+                seq: ticket,
+                record: &record,
+            };
+            if let Err(error) = report.apply(&change, persist) {
+                warn_once("update the session report", &error);
+            }
+        } else if let Err(error) = persist() {
+            warn_once("write to the session store", &error);
+        }
+    }
     let mut process = process();
     if let Some(position) = process.in_flight.iter().position(|f| f.ticket == ticket) {
         process.in_flight.swap_remove(position);
@@ -90,38 +203,48 @@ pub(crate) fn space_start(delay: Duration) {
     *last = Some(Instant::now());
 }
 
-/// The message of a run that started and never reported.
-pub(crate) const DIED_MESSAGE: &str = "the test process died before the run finished";
+/// At most this many characters of a message are kept in a record.
+const MESSAGE_LIMIT: usize = 1000;
 
-/// Takes everything this process recorded, turning runs still in flight into errors, with the
-/// descriptions of the cases they belong to.
-fn take_records() -> (Vec<CaseInfo>, Vec<Record>) {
-    let mut process = process();
-    let in_flight = std::mem::take(&mut process.in_flight);
-    let finished = std::mem::take(&mut process.records);
-    drop(process);
-    let died = in_flight.into_iter().map(|flight| RunRecord {
-        case: flight.case,
-        run: flight.run,
-        outcome: Outcome::Error,
-        message: Some(DIED_MESSAGE.to_string()),
-        location: None,
-        elapsed: flight.started.elapsed(),
-        cost: 0.0,
-        usage: Vec::new(),
-    });
-    let mut cases: Vec<&'static Case> = Vec::new();
-    let records = finished
+fn to_record(case: &'static Case, run: u32, attempt: u32, ending: Ending) -> Record {
+    let bench = case.bench;
+    // One entry per model keeps a record's size bounded however many calls a run makes.
+    let mut per_model: OrderedMap<UsageTotals> = OrderedMap::default();
+    for usage in &ending.usage {
+        per_model.entry(&usage.model).add(usage);
+    }
+    let usage: Vec<TokenUsage> = per_model
+        .0
         .into_iter()
-        .chain(died)
-        .map(|record| {
-            if !cases.iter().any(|known| std::ptr::eq(*known, record.case)) {
-                cases.push(record.case);
-            }
-            to_record(record)
+        .map(|(model, totals)| TokenUsage {
+            model,
+            input_tokens: totals.input_tokens,
+            output_tokens: totals.output_tokens,
+            cached_input_tokens: totals.cached_input_tokens,
+            cost: totals.cost,
         })
         .collect();
-    (cases.into_iter().map(case_info).collect(), records)
+    Record {
+        case: case.row.to_string(),
+        package: bench.package().to_string(),
+        module: bench.module().to_string(),
+        run,
+        attempt,
+        outcome: ending.outcome,
+        message: ending.message.map(|message| {
+            if message.chars().count() > MESSAGE_LIMIT {
+                let mut cut: String = message.chars().take(MESSAGE_LIMIT).collect();
+                cut.push('…');
+                cut
+            } else {
+                message
+            }
+        }),
+        location: ending.location,
+        elapsed: ending.elapsed.as_secs_f64(),
+        cost: ending.cost + usage.iter().map(|u| u.cost).sum::<f64>(),
+        usage,
+    }
 }
 
 fn case_info(case: &'static Case) -> CaseInfo {
@@ -145,21 +268,31 @@ fn case_info(case: &'static Case) -> CaseInfo {
     }
 }
 
-fn to_record(record: RunRecord) -> Record {
-    let bench = record.case.bench;
-    Record {
-        case: record.case.row.to_string(),
-        package: bench.package().to_string(),
-        module: bench.module().to_string(),
-        run: record.run,
-        attempt: 1,
-        outcome: record.outcome,
-        message: record.message,
-        location: record.location,
-        elapsed: record.elapsed.as_secs_f64(),
-        cost: record.cost + record.usage.iter().map(|u| u.cost).sum::<f64>(),
-        usage: record.usage,
+/// Takes everything this process recorded, turning runs still in flight into errors, with the
+/// descriptions of the cases they belong to.
+fn take_records() -> (Vec<CaseInfo>, Vec<Record>) {
+    let mut process = process();
+    let in_flight = std::mem::take(&mut process.in_flight);
+    let mut records = std::mem::take(&mut process.records);
+    let cases = std::mem::take(&mut process.cases);
+    drop(process);
+    for flight in in_flight {
+        let attempt = settings::peek().map_or(1, |s| s.attempt);
+        records.push(to_record(
+            flight.case,
+            flight.run,
+            attempt,
+            Ending {
+                outcome: Outcome::Error,
+                message: Some(DIED_MESSAGE.to_string()),
+                location: None,
+                elapsed: flight.started.elapsed(),
+                cost: 0.0,
+                usage: Vec::new(),
+            },
+        ));
     }
+    (cases.into_iter().map(case_info).collect(), records)
 }
 
 pub(crate) fn register_exit_hook() {
@@ -184,26 +317,38 @@ extern "C" fn on_exit() {
     }
 }
 
-/// Runs the remaining teardowns, then prints the summary and writes the report when at least
-/// one run executed in this process.
+/// Runs the remaining teardowns, then prints this process's summary when at least one run
+/// executed in it. The session report is already complete; only when the store is unavailable
+/// is a report of this process written here instead.
 fn finish_process() {
     registry::run_remaining_teardowns();
     let (cases, records) = take_records();
+    let Some(settings) = settings::peek() else {
+        return;
+    };
     if records.is_empty() {
         return;
     }
     let report = Report::build(cases, records);
+    let recorded = RECORDER.get().and_then(Option::as_ref);
     let mut report_line = None;
-    if let Some(Ok(settings)) = settings::peek() {
-        if let Some(path) = &settings.json {
-            match report.write_atomically(&path.resolved) {
-                Ok(()) => report_line = Some(path.display.clone()),
-                Err(error) => eprintln!(
-                    "probtest: could not write the report to {}: {error}",
-                    path.resolved.display()
-                ),
-            }
+    if let Some(path) = &settings.json {
+        let written = match recorder_report(recorded) {
+            Some(_) => Ok(()),
+            None => report.write_atomically(&path.resolved),
+        };
+        match written {
+            Ok(()) => report_line = Some(path.display.clone()),
+            Err(error) => eprintln!(
+                "probtest: could not write the report to {}: {error}",
+                path.resolved.display()
+            ),
         }
+    }
+    // One nextest process holds one run: its section would say nothing the session's summary
+    // (`cargo probtest run --nextest`) does not.
+    if settings.per_test {
+        return;
     }
     let options = render::Options {
         color: render::color_enabled(),
@@ -214,4 +359,8 @@ fn finish_process() {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();
+}
+
+fn recorder_report(recorder: Option<&Recorder>) -> Option<&ReportFile> {
+    recorder.and_then(|recorder| recorder.report.as_ref())
 }

@@ -15,6 +15,14 @@ pub(crate) struct Settings {
     pub(crate) json: Option<ReportPath>,
     /// Minimum time between run starts in this process.
     pub(crate) delay: Duration,
+    /// The session this process's runs belong to.
+    pub(crate) session: String,
+    /// Whether this process runs a single test (nextest's process-per-test mode).
+    pub(crate) per_test: bool,
+    /// nextest's attempt number: 1, or more for a retry.
+    pub(crate) attempt: u32,
+    /// A bad value, as the one-line message every run of the process errors with.
+    pub(crate) problem: Option<String>,
 }
 
 /// A report path as the user gave it and as it resolves.
@@ -24,25 +32,19 @@ pub(crate) struct ReportPath {
     pub(crate) resolved: PathBuf,
 }
 
-static SETTINGS: OnceLock<Result<Settings, String>> = OnceLock::new();
+static SETTINGS: OnceLock<Settings> = OnceLock::new();
 
-/// The settings, resolved at the first run; a bad value is an error of every run.
-pub(crate) fn get(config: &Config) -> Result<&'static Settings, String> {
-    SETTINGS
-        .get_or_init(|| resolve(config, |name| std::env::var(name).ok()))
-        .as_ref()
-        .map_err(Clone::clone)
+/// The settings, resolved at the first run.
+pub(crate) fn get(config: &Config) -> &'static Settings {
+    SETTINGS.get_or_init(|| resolve(config, |name| std::env::var(name).ok()))
 }
 
 /// The settings, if any run resolved them.
-pub(crate) fn peek() -> Option<&'static Result<Settings, String>> {
+pub(crate) fn peek() -> Option<&'static Settings> {
     SETTINGS.get()
 }
 
-pub(crate) fn resolve(
-    config: &Config,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<Settings, String> {
+pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> Settings {
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
     let json = match set("PROB_JSON") {
         // Relative to the workspace root, so that every package's test processes agree on the
@@ -59,13 +61,28 @@ pub(crate) fn resolve(
             resolved: PathBuf::from(path),
         }),
     };
+    let mut problem = None;
     let delay = match set("PROB_DELAY") {
-        Some(text) => parse_delay(&text).ok_or_else(|| {
-            format!("PROB_DELAY: expected a number of seconds >= 0, got `{text}`")
-        })?,
+        Some(text) => parse_delay(&text).unwrap_or_else(|| {
+            problem = Some(format!(
+                "PROB_DELAY: expected a number of seconds >= 0, got `{text}`"
+            ));
+            Duration::ZERO
+        }),
         None => config.delay.map_or(Duration::ZERO, Duration::from_secs_f64),
     };
-    Ok(Settings { json, delay })
+    Settings {
+        json,
+        delay,
+        session: crate::store::session_key(&env),
+        per_test: set("NEXTEST_EXECUTION_MODE").is_some_and(|mode| mode == "process-per-test"),
+        // nextest sets it; anything unreadable counts as a first attempt.
+        attempt: set("NEXTEST_ATTEMPT")
+            .and_then(|text| text.trim().parse().ok())
+            .filter(|&attempt| attempt >= 1)
+            .unwrap_or(1),
+        problem,
+    }
 }
 
 fn parse_delay(text: &str) -> Option<Duration> {
@@ -92,37 +109,51 @@ mod tests {
             "PROB_DELAY" => Some("0.25".to_string()),
             _ => None,
         };
-        let settings = resolve(&config(Some("/ws/cfg.json"), Some(2.0)), env).expect("valid");
+        let settings = resolve(&config(Some("/ws/cfg.json"), Some(2.0)), env);
         let json = settings.json.expect("set");
         assert_eq!(json.display, "out/report.json");
         assert_eq!(json.resolved, PathBuf::from("/ws/out/report.json"));
         assert_eq!(settings.delay, Duration::from_millis(250));
 
-        let settings = resolve(&config(Some("/ws/cfg.json"), Some(2.0)), |_| None).expect("valid");
+        let settings = resolve(&config(Some("/ws/cfg.json"), Some(2.0)), |_| None);
         assert_eq!(
             settings.json.expect("set").resolved,
             PathBuf::from("/ws/cfg.json")
         );
         assert_eq!(settings.delay, Duration::from_secs(2));
 
-        let settings = resolve(&config(None, None), |_| None).expect("valid");
+        let settings = resolve(&config(None, None), |_| None);
+        assert_eq!((settings.json, settings.delay), (None, Duration::ZERO));
         assert_eq!(
-            settings,
-            Settings {
-                json: None,
-                delay: Duration::ZERO
-            }
+            (settings.per_test, settings.attempt, settings.problem),
+            (false, 1, None)
         );
+    }
+
+    #[test]
+    fn nextest_tells_the_session_mode_and_attempt() {
+        let env = |name: &str| match name {
+            "NEXTEST_RUN_ID" => Some("1234".to_string()),
+            "NEXTEST_EXECUTION_MODE" => Some("process-per-test".to_string()),
+            "NEXTEST_ATTEMPT" => Some("3".to_string()),
+            _ => None,
+        };
+        let settings = resolve(&config(None, None), env);
+        assert_eq!(settings.session, "nextest-1234");
+        assert!(settings.per_test);
+        assert_eq!(settings.attempt, 3);
     }
 
     #[test]
     fn a_bad_delay_names_the_variable_and_value() {
         for bad in ["-1", "soon", "NaN", "inf"] {
             let env = |name: &str| (name == "PROB_DELAY").then(|| bad.to_string());
-            let err = resolve(&config(None, None), env).unwrap_err();
+            let settings = resolve(&config(None, None), env);
             assert_eq!(
-                err,
-                format!("PROB_DELAY: expected a number of seconds >= 0, got `{bad}`")
+                settings.problem,
+                Some(format!(
+                    "PROB_DELAY: expected a number of seconds >= 0, got `{bad}`"
+                ))
             );
         }
     }

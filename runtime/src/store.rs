@@ -73,7 +73,7 @@ pub fn sanitize_key(key: &str) -> String {
 /// `cargo nextest run`); else, when cargo started this process, the cargo process's id and
 /// start time (shared by every test binary of one `cargo test`, different for the next one);
 /// else this process alone.
-pub(crate) fn session_key(env: impl Fn(&str) -> Option<String>) -> String {
+pub(crate) fn session_key(env: &impl Fn(&str) -> Option<String>) -> String {
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
     if let Some(key) = set("PROB_SESSION") {
         return sanitize_key(&key);
@@ -371,7 +371,6 @@ fn prune(sessions_dir: &Path, keep: usize, current: &str) -> io::Result<()> {
 pub(crate) struct ProcessFile {
     file: Mutex<File>,
     proc_id: String,
-    session: Session,
 }
 
 impl ProcessFile {
@@ -386,7 +385,6 @@ impl ProcessFile {
         let process = ProcessFile {
             file: Mutex::new(file),
             proc_id,
-            session,
         };
         process.append(&Line::Process {
             pid: std::process::id(),
@@ -397,10 +395,6 @@ impl ProcessFile {
 
     pub(crate) fn proc_id(&self) -> &str {
         &self.proc_id
-    }
-
-    pub(crate) fn session(&self) -> &Session {
-        &self.session
     }
 
     /// Writes one line with a single write, so that a crash tears at most this line.
@@ -450,23 +444,23 @@ pub(crate) mod tests {
     #[test]
     fn keys_come_from_the_override_then_nextest() {
         assert_eq!(
-            session_key(env_of(&[
+            session_key(&env_of(&[
                 ("PROB_SESSION", "ci/shard 1"),
                 ("NEXTEST_RUN_ID", "x")
             ])),
             "ci_shard_1"
         );
         assert_eq!(
-            session_key(env_of(&[("NEXTEST_RUN_ID", "0b5c-11")])),
+            session_key(&env_of(&[("NEXTEST_RUN_ID", "0b5c-11")])),
             "nextest-0b5c-11"
         );
-        let own = session_key(env_of(&[]));
+        let own = session_key(&env_of(&[]));
         assert!(
             own.starts_with("cargo-") || own.starts_with("process-"),
             "{own}"
         );
         // The same process derives the same key every time.
-        assert_eq!(own, session_key(env_of(&[])));
+        assert_eq!(own, session_key(&env_of(&[])));
     }
 
     #[test]
