@@ -371,6 +371,31 @@ impl Report {
         }
     }
 
+    /// Reads a report written by probtest, refusing what it cannot read faithfully: text that
+    /// is not a probtest report, or a report of a newer schema than this version knows.
+    pub fn from_json(text: &str) -> Result<Report, String> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
+        if value.get("tool").and_then(|t| t.as_str()) != Some("probtest") {
+            return Err("not a probtest report (no `\"tool\": \"probtest\"`)".to_string());
+        }
+        let schema = value
+            .get("schema")
+            .and_then(|s| s.as_u64())
+            .ok_or("not a probtest report (no `schema` version)")?;
+        if schema > u64::from(SCHEMA_VERSION) {
+            return Err(format!(
+                "written by a newer probtest (report schema {schema}; this version reads up to {SCHEMA_VERSION})"
+            ));
+        }
+        serde_json::from_value(value).map_err(|e| format!("not a complete probtest report ({e})"))
+    }
+
+    /// The cases described by the rows, for rebuilding a report from its records.
+    pub fn cases(&self) -> impl Iterator<Item = &CaseInfo> {
+        self.rows.iter().map(|row| &row.info)
+    }
+
     /// The status text of a row (`FLAKY (1 errored)`), empty for a clean pass.
     pub fn row_status_text(row: &Row) -> String {
         status_text(row.passes, row.fails, row.errors)
@@ -614,6 +639,28 @@ pub(crate) mod tests {
             .collect();
         assert_eq!(cases[0], ("classify::a", 1));
         assert_eq!(cases[5], ("classify::b", 4));
+    }
+
+    #[test]
+    fn only_probtest_reports_of_a_known_schema_are_read() {
+        let report = build(vec![record("classify::a", 1, Outcome::Pass, 0.0, vec![])]);
+        let text = serde_json::to_string(&report).expect("serializes");
+        assert_eq!(Report::from_json(&text), Ok(report));
+        let newer = text.replacen("\"schema\":1", "\"schema\":99", 1);
+        assert_eq!(
+            Report::from_json(&newer).unwrap_err(),
+            "written by a newer probtest (report schema 99; this version reads up to 1)"
+        );
+        assert!(Report::from_json("{\"rows\": []}")
+            .unwrap_err()
+            .starts_with("not a probtest report"));
+        assert!(Report::from_json("[1, 2")
+            .unwrap_err()
+            .starts_with("not valid JSON"));
+        let partial = r#"{"tool": "probtest", "schema": 1}"#;
+        assert!(Report::from_json(partial)
+            .unwrap_err()
+            .starts_with("not a complete probtest report"));
     }
 
     #[test]
