@@ -538,7 +538,7 @@ mod tests {
     impl Harness {
         fn new(session: &Session, path: &Path) -> Harness {
             Harness {
-                process: ProcessFile::create(session.clone(), true).expect("process file"),
+                process: ProcessFile::create(session.clone(), true, None).expect("process file"),
                 report: ReportFile::new(session.clone(), path.to_path_buf()),
                 next_seq: 0,
             }

@@ -83,7 +83,8 @@ fn open_recorder(settings: &Settings) -> io::Result<Recorder> {
     let target = store::target_dir_of(&executable)
         .ok_or_else(|| io::Error::other("the test binary is not in a cargo target directory"))?;
     let session = Session::new(&store::sessions_dir(&target), &settings.session);
-    let file = ProcessFile::create(session.clone(), settings.per_test)?;
+    let report_path = settings.json.as_ref().map(|path| path.display.clone());
+    let file = ProcessFile::create(session.clone(), settings.per_test, report_path)?;
     let report = settings
         .json
         .as_ref()
@@ -347,7 +348,7 @@ fn finish_process() {
     }
     // One nextest process holds one run: its section would say nothing the session's summary
     // (`cargo probtest run --nextest`) does not.
-    if settings.per_test {
+    if settings.per_test || !settings.summary {
         return;
     }
     let options = render::Options {

@@ -21,6 +21,8 @@ pub(crate) struct Settings {
     pub(crate) per_test: bool,
     /// nextest's attempt number: 1, or more for a retry.
     pub(crate) attempt: u32,
+    /// Whether this process prints its own section at exit (`PROB_SUMMARY`, default on).
+    pub(crate) summary: bool,
     /// A bad value, as the one-line message every run of the process errors with.
     pub(crate) problem: Option<String>,
 }
@@ -71,9 +73,19 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
         }),
         None => config.delay.map_or(Duration::ZERO, Duration::from_secs_f64),
     };
+    let summary = match set("PROB_SUMMARY") {
+        Some(text) => parse_switch(&text).unwrap_or_else(|| {
+            problem.get_or_insert(format!(
+                "PROB_SUMMARY: expected 1/0, true/false, yes/no or on/off, got `{text}`"
+            ));
+            true
+        }),
+        None => true,
+    };
     Settings {
         json,
         delay,
+        summary,
         session: crate::store::session_key(&env),
         per_test: set("NEXTEST_EXECUTION_MODE").is_some_and(|mode| mode == "process-per-test"),
         // nextest sets it; anything unreadable counts as a first attempt.
@@ -82,6 +94,14 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
             .filter(|&attempt| attempt >= 1)
             .unwrap_or(1),
         problem,
+    }
+}
+
+fn parse_switch(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
     }
 }
 
@@ -127,6 +147,22 @@ mod tests {
         assert_eq!(
             (settings.per_test, settings.attempt, settings.problem),
             (false, 1, None)
+        );
+    }
+
+    #[test]
+    fn the_summary_can_be_switched_off() {
+        let off = resolve(&config(None, None), |name| {
+            (name == "PROB_SUMMARY").then(|| "0".to_string())
+        });
+        assert!(!off.summary);
+        assert!(resolve(&config(None, None), |_| None).summary);
+        let bad = resolve(&config(None, None), |name| {
+            (name == "PROB_SUMMARY").then(|| "loud".to_string())
+        });
+        assert_eq!(
+            bad.problem.as_deref(),
+            Some("PROB_SUMMARY: expected 1/0, true/false, yes/no or on/off, got `loud`")
         );
     }
 

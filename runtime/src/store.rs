@@ -35,8 +35,14 @@ pub const DIED_MESSAGE: &str = "the test process died before the run finished";
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "lowercase")]
 pub(crate) enum Line {
-    /// The process: its id and whether it runs one test (nextest) or many (libtest).
-    Process { pid: u32, per_test: bool },
+    /// The process: its id, whether it runs one test (nextest) or many (libtest), and the
+    /// session report it keeps, as the user named it.
+    Process {
+        pid: u32,
+        per_test: bool,
+        #[serde(default)]
+        report: Option<String>,
+    },
     /// A case this process runs, written before its first start.
     Case { info: CaseInfo },
     /// A run is about to execute.
@@ -170,6 +176,8 @@ pub struct SessionData {
     pub(crate) open: Vec<Option<(String, u64)>>,
     /// Whether any process of the session ran one test per process.
     pub per_test: bool,
+    /// The session report the processes kept (`PROB_JSON` or the config's `json`), as named.
+    pub report: Option<String>,
 }
 
 impl Session {
@@ -199,10 +207,14 @@ impl Session {
 
     /// The most recently started session under `sessions_dir`.
     pub fn latest(sessions_dir: &Path) -> io::Result<Option<Session>> {
-        Ok(list_sessions(sessions_dir)?
-            .into_iter()
-            .max_by_key(|(started, _)| *started)
-            .map(|(_, session)| session))
+        Ok(Session::list(sessions_dir)?.into_iter().next())
+    }
+
+    /// Every session under `sessions_dir`, the most recently started first.
+    pub fn list(sessions_dir: &Path) -> io::Result<Vec<Session>> {
+        let mut sessions = list_sessions(sessions_dir)?;
+        sessions.sort_by_key(|(started, _)| std::cmp::Reverse(*started));
+        Ok(sessions.into_iter().map(|(_, session)| session).collect())
     }
 
     /// Creates the session's directories; the process that creates the session also prunes
@@ -263,7 +275,14 @@ fn load_process(
             continue;
         };
         match event {
-            Line::Process { per_test, .. } => data.per_test |= per_test,
+            Line::Process {
+                per_test, report, ..
+            } => {
+                data.per_test |= per_test;
+                if report.is_some() {
+                    data.report = report;
+                }
+            }
             Line::Case { info } => {
                 let key = info.key();
                 let key = (key.0.to_string(), key.1.to_string(), key.2.to_string());
@@ -375,7 +394,11 @@ pub(crate) struct ProcessFile {
 
 impl ProcessFile {
     /// Creates the session if needed and this process's file in it.
-    pub(crate) fn create(session: Session, per_test: bool) -> io::Result<ProcessFile> {
+    pub(crate) fn create(
+        session: Session,
+        per_test: bool,
+        report: Option<String>,
+    ) -> io::Result<ProcessFile> {
         session.create()?;
         let proc_id = format!("{}-{}", std::process::id(), now_nanos());
         let file = OpenOptions::new()
@@ -389,6 +412,7 @@ impl ProcessFile {
         process.append(&Line::Process {
             pid: std::process::id(),
             per_test,
+            report,
         })?;
         Ok(process)
     }
@@ -494,7 +518,8 @@ pub(crate) mod tests {
     fn unfinished_and_torn_runs_load_as_errors() {
         let sessions = temp_sessions("load");
         let session = Session::new(&sessions, "s1");
-        let process = ProcessFile::create(session.clone(), false).expect("created");
+        let process =
+            ProcessFile::create(session.clone(), false, Some("r.json".into())).expect("created");
         process
             .append(&Line::Case {
                 info: info("classify::a"),
@@ -520,6 +545,7 @@ pub(crate) mod tests {
             .write_all(b"{\"t\":\"end\",\"seq\":1,\"rec")
             .expect("written");
         let data = session.load().expect("loads");
+        assert_eq!(data.report.as_deref(), Some("r.json"));
         assert_eq!(data.cases.len(), 1);
         assert_eq!(data.records.len(), 2);
         assert_eq!(data.records[0].outcome, Outcome::Pass);

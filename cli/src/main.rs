@@ -1,0 +1,293 @@
+//! `cargo probtest`: run a probtest suite as one session and print its summary once, render the
+//! summary of a recorded session or a JSON report, and merge shard reports.
+//!
+//! Cargo runs it as `cargo-probtest probtest <subcommand> ...`; `cargo-probtest <subcommand>
+//! ...` works too. Errors of its own (a missing file, a file that is not a probtest report, an
+//! unknown session) print one `error: ...` line on stderr and exit with 2.
+
+mod error;
+mod merge;
+mod report;
+mod run;
+mod target;
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::{Error, EXIT_ERROR};
+use crate::merge::MergeArgs;
+use crate::report::ReportArgs;
+use crate::run::RunArgs;
+
+/// The command line as cargo passes it: `cargo-probtest probtest <subcommand> ...`.
+#[derive(Parser, Clone, Debug, PartialEq, Eq)]
+#[command(name = "cargo", bin_name = "cargo")]
+pub enum Cli {
+    /// Run probtest suites as one session; render and merge probtest reports.
+    Probtest(ProbtestArgs),
+}
+
+/// The arguments after `cargo probtest`.
+#[derive(Args, Clone, Debug, PartialEq, Eq)]
+#[command(version, about, long_about = None)]
+pub struct ProbtestArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands of `cargo probtest`.
+#[derive(Subcommand, Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Run `cargo test` (or `cargo nextest run`) as one session and print its summary once.
+    ///
+    /// The summary covers every test process of the run: each records into the fresh session
+    /// `run-<pid>-<nanos>` (passed as PROB_SESSION), read back once the runner exits. With
+    /// PROB_JSON set, the `Report:` line shows it. The exit code is the runner's: 0 when
+    /// everything passed, its own nonzero code otherwise, 1 when a signal ended it.
+    #[command(after_help = "Examples:\n  \
+        cargo probtest run -- --test evals\n  \
+        cargo probtest run --nextest -- --partition count:1/2\n  \
+        cargo probtest run -- --test evals -- --test-threads=1")]
+    Run(RunArgs),
+
+    /// Print the summary of the latest session, of a given session, or of a JSON report.
+    ///
+    /// Sessions live in `<target>/probtest/sessions/`: one per `cargo test`, `cargo nextest run`
+    /// or `cargo probtest run`, the oldest pruned. Rows are always recomputed from the runs'
+    /// records, also those of a JSON report.
+    Report(ReportArgs),
+
+    /// Merge shard reports into one, write it to -o, and print the merged summary.
+    ///
+    /// For sharded runs such as nextest's `--partition count:1/2` and `count:2/2`, each with
+    /// its own PROB_JSON. The merged report holds every shard's records; its rows and totals are
+    /// recomputed from them, never added up from the shards' rounded numbers. The same run of
+    /// the same case in two shards is an error.
+    #[command(after_help = "Example:\n  \
+        cargo probtest merge shard1.json shard2.json -o all.json")]
+    Merge(MergeArgs),
+}
+
+/// The arguments cargo passes, or the direct invocation's with the `probtest` cargo would have
+/// put first: `cargo-probtest report` reads as `cargo-probtest probtest report`.
+pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    if args.get(1).is_none_or(|first| first != "probtest") {
+        args.insert(args.len().min(1), OsString::from("probtest"));
+    }
+    args
+}
+
+/// Parses a command line, with or without the leading `probtest`.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Error> {
+    Cli::try_parse_from(normalize_args(args))
+}
+
+/// Runs a parsed command; the exit code on success.
+pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
+    let Cli::Probtest(args) = cli;
+    match &args.command {
+        Command::Run(args) => run::run(args),
+        Command::Report(args) => report::report(args),
+        Command::Merge(args) => merge::merge_command(args),
+    }
+}
+
+fn main() {
+    let cli = parse(std::env::args_os()).unwrap_or_else(|error| error.exit());
+    let code = match dispatch(&cli) {
+        Ok(code) => code,
+        Err(error) => {
+            let _ = writeln!(std::io::stderr().lock(), "error: {error}");
+            EXIT_ERROR
+        }
+    };
+    std::process::exit(code);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn parsed(args: &[&str]) -> Command {
+        let Cli::Probtest(args) =
+            parse(args.iter().map(OsString::from)).unwrap_or_else(|e| panic!("{e}"));
+        args.command
+    }
+
+    fn rejected(args: &[&str]) -> clap::Error {
+        match parse(args.iter().map(OsString::from)) {
+            Ok(cli) => panic!("{args:?} parsed as {cli:?}"),
+            Err(error) => error,
+        }
+    }
+
+    #[test]
+    fn cargo_passes_the_subcommand_name_first() {
+        let expected = Command::Run(RunArgs {
+            nextest: true,
+            args: vec!["--test".into(), "evals".into()],
+        });
+        assert_eq!(
+            parsed(&[
+                "cargo-probtest",
+                "probtest",
+                "run",
+                "--nextest",
+                "--",
+                "--test",
+                "evals"
+            ]),
+            expected
+        );
+        // Run directly, without the name.
+        assert_eq!(
+            parsed(&[
+                "cargo-probtest",
+                "run",
+                "--nextest",
+                "--",
+                "--test",
+                "evals"
+            ]),
+            expected
+        );
+    }
+
+    #[test]
+    fn run_passes_everything_after_the_separator_on() {
+        assert_eq!(
+            parsed(&["cargo-probtest", "probtest", "run"]),
+            Command::Run(RunArgs {
+                nextest: false,
+                args: vec![],
+            })
+        );
+        let Command::Run(run) = parsed(&[
+            "cargo-probtest",
+            "probtest",
+            "run",
+            "--",
+            "--nextest",
+            "--target-dir",
+            "t",
+            "--",
+            "--test-threads=1",
+        ]) else {
+            panic!("not run");
+        };
+        assert!(!run.nextest, "--nextest after -- belongs to cargo");
+        assert_eq!(
+            run.args,
+            ["--nextest", "--target-dir", "t", "--", "--test-threads=1"].map(OsString::from)
+        );
+        // Runner arguments must come after `--`.
+        let error = rejected(&["cargo-probtest", "probtest", "run", "--test", "evals"]);
+        assert_eq!(error.kind(), clap::error::ErrorKind::UnknownArgument);
+    }
+
+    #[test]
+    fn report_takes_a_session_or_a_json_file() {
+        assert_eq!(
+            parsed(&["cargo-probtest", "probtest", "report"]),
+            Command::Report(ReportArgs {
+                session: None,
+                json: None,
+                json_out: None,
+                target_dir: None,
+            })
+        );
+        assert_eq!(
+            parsed(&[
+                "cargo-probtest",
+                "report",
+                "--session",
+                "nextest-1",
+                "--json-out",
+                "out.json",
+                "--target-dir",
+                "tgt"
+            ]),
+            Command::Report(ReportArgs {
+                session: Some("nextest-1".into()),
+                json: None,
+                json_out: Some(PathBuf::from("out.json")),
+                target_dir: Some(PathBuf::from("tgt")),
+            })
+        );
+        assert_eq!(
+            parsed(&["cargo-probtest", "probtest", "report", "--json", "r.json"]),
+            Command::Report(ReportArgs {
+                session: None,
+                json: Some(PathBuf::from("r.json")),
+                json_out: None,
+                target_dir: None,
+            })
+        );
+        let error = rejected(&[
+            "cargo-probtest",
+            "probtest",
+            "report",
+            "--json",
+            "r.json",
+            "--session",
+            "s",
+        ]);
+        assert_eq!(error.kind(), clap::error::ErrorKind::ArgumentConflict);
+    }
+
+    #[test]
+    fn merge_needs_inputs_and_an_output() {
+        assert_eq!(
+            parsed(&[
+                "cargo-probtest",
+                "probtest",
+                "merge",
+                "a.json",
+                "b.json",
+                "-o",
+                "all.json"
+            ]),
+            Command::Merge(MergeArgs {
+                inputs: vec![PathBuf::from("a.json"), PathBuf::from("b.json")],
+                output: PathBuf::from("all.json"),
+            })
+        );
+        assert_eq!(
+            parsed(&["cargo-probtest", "merge", "--output", "all.json", "a.json"]),
+            Command::Merge(MergeArgs {
+                inputs: vec![PathBuf::from("a.json")],
+                output: PathBuf::from("all.json"),
+            })
+        );
+        let error = rejected(&["cargo-probtest", "probtest", "merge", "a.json", "b.json"]);
+        assert_eq!(
+            error.kind(),
+            clap::error::ErrorKind::MissingRequiredArgument
+        );
+        let error = rejected(&["cargo-probtest", "probtest", "merge", "-o", "all.json"]);
+        assert_eq!(
+            error.kind(),
+            clap::error::ErrorKind::MissingRequiredArgument
+        );
+    }
+
+    #[test]
+    fn a_missing_subcommand_or_an_unknown_one_is_a_usage_error() {
+        assert_eq!(rejected(&["cargo-probtest", "probtest"]).exit_code(), 2);
+        assert_eq!(rejected(&["cargo-probtest"]).exit_code(), 2);
+        let error = rejected(&["cargo-probtest", "probtest", "frobnicate"]);
+        assert_eq!(error.kind(), clap::error::ErrorKind::InvalidSubcommand);
+        assert_eq!(error.exit_code(), 2);
+    }
+
+    #[test]
+    fn the_command_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

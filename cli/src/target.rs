@@ -1,0 +1,164 @@
+//! Finding cargo and the target directory whose `probtest/sessions/` the test processes record
+//! into, the way cargo itself decides it.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::Error;
+
+/// The cargo to run: `CARGO` when cargo started this subcommand (so that `cargo +nightly
+/// probtest` stays on nightly), else `cargo` from `PATH`.
+pub fn cargo() -> OsString {
+    std::env::var_os("CARGO")
+        .filter(|cargo| !cargo.is_empty())
+        .unwrap_or_else(|| OsString::from("cargo"))
+}
+
+/// Cargo's own options found in the arguments of a `cargo test` or `cargo nextest run`, before
+/// a `--` that starts the test binaries' arguments.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CargoOptions {
+    /// The last `--target-dir DIR` (or `--target-dir=DIR`).
+    pub target_dir: Option<PathBuf>,
+    /// Options that change which workspace and configuration `cargo metadata` sees:
+    /// `--manifest-path`, `--config`, `-Z`, each with its value.
+    pub for_metadata: Vec<OsString>,
+}
+
+impl CargoOptions {
+    /// Picks cargo's options out of a runner's arguments.
+    pub fn scan(args: &[OsString]) -> CargoOptions {
+        let mut options = CargoOptions::default();
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let Some(text) = arg.to_str() else { continue };
+            if text == "--" {
+                break;
+            }
+            if text == "--target-dir" {
+                if let Some(value) = args.next() {
+                    options.target_dir = Some(PathBuf::from(value));
+                }
+            } else if let Some(value) = text.strip_prefix("--target-dir=") {
+                options.target_dir = Some(PathBuf::from(value));
+            } else if matches!(text, "--manifest-path" | "--config" | "-Z") {
+                if let Some(value) = args.next() {
+                    options.for_metadata.push(arg.clone());
+                    options.for_metadata.push(value.clone());
+                }
+            } else if ["--manifest-path=", "--config=", "-Z"]
+                .iter()
+                .any(|prefix| text.starts_with(prefix))
+            {
+                options.for_metadata.push(arg.clone());
+            }
+        }
+        options
+    }
+}
+
+/// The target directory: `--target-dir` among the options, else `CARGO_TARGET_DIR`, else what
+/// `cargo metadata` reports (which applies `build.target-dir` from cargo's configuration).
+pub fn target_dir(options: &CargoOptions) -> Result<PathBuf, Error> {
+    if let Some(dir) = &options.target_dir {
+        return Ok(absolute(dir));
+    }
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty()) {
+        return Ok(absolute(Path::new(&dir)));
+    }
+    metadata_target_dir(&options.for_metadata)
+}
+
+/// A relative directory is relative to the working directory, as cargo takes it.
+fn absolute(dir: &Path) -> PathBuf {
+    std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
+}
+
+fn metadata_target_dir(extra: &[OsString]) -> Result<PathBuf, Error> {
+    let cargo = cargo();
+    let output = Command::new(&cargo)
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|error| Error::about(display(&cargo), format!("cannot start ({error})")))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let reason = stderr
+            .lines()
+            .map(str::trim)
+            .rfind(|line| !line.is_empty())
+            .map(|line| line.trim_start_matches("error: ").to_string())
+            .unwrap_or_else(|| format!("exited with {}", output.status));
+        return Err(Error::new(format!(
+            "cannot find the target directory: cargo metadata failed ({reason})"
+        )));
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|error| {
+        Error::new(format!(
+            "cannot find the target directory: cargo metadata printed no JSON ({error})"
+        ))
+    })?;
+    metadata
+        .get("target_directory")
+        .and_then(serde_json::Value::as_str)
+        .map(PathBuf::from)
+        .ok_or_else(|| {
+            Error::new("cannot find the target directory: cargo metadata has no target_directory")
+        })
+}
+
+/// An `OsStr` for a message.
+pub fn display(text: &OsStr) -> String {
+    text.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn target_dir_and_metadata_options_are_found_before_the_separator() {
+        let options = CargoOptions::scan(&args(&[
+            "--test",
+            "evals",
+            "--target-dir",
+            "first",
+            "--manifest-path",
+            "crate/Cargo.toml",
+            "--target-dir=second",
+            "--config=build.jobs=1",
+            "--",
+            "--target-dir",
+            "for-the-test-binary",
+        ]));
+        assert_eq!(options.target_dir, Some(PathBuf::from("second")));
+        assert_eq!(
+            options.for_metadata,
+            args(&[
+                "--manifest-path",
+                "crate/Cargo.toml",
+                "--config=build.jobs=1"
+            ])
+        );
+        assert_eq!(CargoOptions::scan(&args(&["--", "--target-dir", "x"])), {
+            CargoOptions::default()
+        });
+    }
+
+    #[test]
+    fn an_explicit_target_dir_is_made_absolute() {
+        let options = CargoOptions {
+            target_dir: Some(PathBuf::from("some/target")),
+            ..CargoOptions::default()
+        };
+        let dir = target_dir(&options).expect("found");
+        assert!(dir.is_absolute(), "{}", dir.display());
+        assert!(dir.ends_with("some/target"));
+    }
+}
