@@ -319,7 +319,17 @@ impl Report {
     /// Builds rows and totals from records. `cases` describes the cases the records belong to;
     /// a case without records gets no row, and a record of a case missing from `cases` still
     /// counts, under a row that knows only its id.
-    pub fn build(cases: impl IntoIterator<Item = CaseInfo>, mut records: Vec<Record>) -> Report {
+    pub fn build(cases: impl IntoIterator<Item = CaseInfo>, records: Vec<Record>) -> Report {
+        let with_nothing = records.into_iter().map(|record| (record, ())).collect();
+        Report::build_with(cases, with_nothing).0
+    }
+
+    /// [`Report::build`] for records that each carry a value along, returned in the order the
+    /// report lists the records.
+    pub(crate) fn build_with<T>(
+        cases: impl IntoIterator<Item = CaseInfo>,
+        mut records: Vec<(Record, T)>,
+    ) -> (Report, Vec<T>) {
         let known: HashMap<(String, String, String), CaseInfo> = cases
             .into_iter()
             .map(|info| {
@@ -332,8 +342,7 @@ impl Report {
             .collect();
         let mut rows: Vec<Row> = Vec::new();
         let mut row_of: HashMap<(String, String, String), usize> = HashMap::new();
-        let mut totals = Totals::default();
-        for record in &records {
+        for (record, _) in &records {
             let (package, module, case) = record.key();
             let key = (package.to_string(), module.to_string(), case.to_string());
             let index = match row_of.get(&key) {
@@ -349,7 +358,6 @@ impl Report {
                 }
             };
             rows[index].add(record);
-            totals.add(record);
         }
         rows.sort_by(|a, b| a.info.order_key().cmp(&b.info.order_key()));
         let position: HashMap<(&str, &str, &str), usize> = rows
@@ -357,8 +365,16 @@ impl Report {
             .enumerate()
             .map(|(position, row)| (row.info.key(), position))
             .collect();
-        records.sort_by_cached_key(|record| (position[&record.key()], record.run, record.attempt));
-        Report {
+        records.sort_by_cached_key(|(record, _)| {
+            (position[&record.key()], record.run, record.attempt)
+        });
+        // Totals follow the sorted records, so models are listed in the order rows first use them.
+        let mut totals = Totals::default();
+        for (record, _) in &records {
+            totals.add(record);
+        }
+        let (records, carried) = records.into_iter().unzip();
+        let report = Report {
             schema: SCHEMA_VERSION,
             tool: "probtest".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -368,7 +384,8 @@ impl Report {
             totals,
             rows,
             records,
-        }
+        };
+        (report, carried)
     }
 
     /// Reads a report written by probtest, refusing what it cannot read faithfully: text that

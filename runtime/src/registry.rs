@@ -300,11 +300,21 @@ pub(crate) fn run_remaining_teardowns() {
     }
 }
 
+/// Whether any teardown is registered.
+pub(crate) fn has_teardowns() -> bool {
+    HAS_TEARDOWNS.load(Ordering::Relaxed)
+}
+
 fn report_teardown(hook: &Hook) {
     if let Err(message) = hook.call() {
-        eprintln!(
+        // Straight to the process's stderr: a teardown often runs inside the last test of its
+        // module, whose captured output libtest drops when that test passed.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr().lock(),
             "probtest: teardown `{}` of `{}` failed: {message}",
-            hook.name, hook.module
+            hook.name,
+            hook.module
         );
     }
 }

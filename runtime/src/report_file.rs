@@ -23,17 +23,19 @@
 //! and counts it; its end patches that record and the counts. A run whose process is killed
 //! therefore stays in the report as an error, with no process left to write it.
 //!
-//! Each change touches a fixed number of small files: the index (offsets, totals), the touched
-//! row's sidecar, the run's open-record sidecar. When something does not fit (a new row with no
+//! Each change reads and rewrites two small files in place (the index, with offsets and totals,
+//! and the touched row's sidecar, with the slots of its runs in flight) and creates none, except
+//! a sidecar for a case seen for the first time. When something does not fit (a new row with no
 //! free space, a slot that outgrew its padding) or the files disagree (a writer died halfway,
-//! the report was deleted), the report is rebuilt from the session store, with room to grow:
-//! the free space doubles, so rebuilds are logarithmic in the session's size.
+//! the report was deleted), the report is rebuilt from the session store, in source order, with
+//! room to grow: the free space doubles, so rebuilds are logarithmic in the session's size.
 //!
 //! Every change happens under an exclusive lock on `report/lock` in the session directory.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
@@ -44,6 +46,8 @@ use crate::store::Session;
 const RECORD_SLACK: u64 = 2048;
 /// Free space for new rows left by a rebuild, at least.
 const MIN_ROWS_FREE: u64 = 16 * 1024;
+/// What closes the records array and the report.
+const TAIL: &str = "\n]}\n";
 
 /// A change to the report.
 pub(crate) enum Change<'a> {
@@ -54,7 +58,7 @@ pub(crate) enum Change<'a> {
         info: &'a CaseInfo,
         provisional: &'a Record,
     },
-    /// The run of `seq` finished with `record`.
+    /// The run `seq` of process `proc_id` finished with `record`.
     Finish {
         proc_id: &'a str,
         seq: u64,
@@ -85,26 +89,39 @@ struct Index {
     totals: Totals,
 }
 
+/// A row's slot and counts, and the slots of its runs in flight.
 #[derive(Debug, Serialize, Deserialize)]
 struct RowState {
     slot: Slot,
     row: Row,
+    open: Vec<OpenRun>,
 }
 
+/// A provisional record waiting for its run to finish.
 #[derive(Debug, Serialize, Deserialize)]
-struct OpenState {
+struct OpenRun {
+    proc: String,
+    seq: u64,
     slot: Slot,
-    key: (String, String, String),
-    retry: bool,
+}
+
+/// Files this process keeps open between changes.
+#[derive(Default)]
+struct Handles {
+    lock: Option<File>,
+    index: Option<File>,
+    /// The report file of a generation: a rebuild renames a new file into place.
+    report: Option<(u64, File)>,
 }
 
 /// The report of one session at one path.
 pub(crate) struct ReportFile {
     session: Session,
     path: PathBuf,
+    handles: Mutex<Handles>,
 }
 
-/// Why an incremental change gave way to a rebuild.
+/// Whether a change was made in place, or the report must be rebuilt from the store.
 enum Incremental {
     Done,
     Rebuild,
@@ -136,7 +153,8 @@ fn padded(mut text: String, capacity: u64) -> Option<String> {
     if length > capacity {
         return None;
     }
-    text.extend(std::iter::repeat_n(' ', (capacity - length) as usize));
+    // One bulk copy: test code runs unoptimized, where pushing spaces one by one shows.
+    text.push_str(&" ".repeat((capacity - length) as usize));
     Some(text)
 }
 
@@ -148,30 +166,54 @@ fn head_text(runs: u32, totals: &Totals) -> io::Result<String> {
     ))
 }
 
-fn write_at(file: &mut File, offset: u64, bytes: &[u8]) -> io::Result<()> {
+#[cfg(unix)]
+fn write_at(file: &File, offset: u64, bytes: &[u8]) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
+}
+
+#[cfg(not(unix))]
+fn write_at(mut file: &File, offset: u64, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
     file.seek(SeekFrom::Start(offset))?;
     file.write_all(bytes)
 }
 
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
-    serde_json::from_slice(&fs::read(path).ok()?).ok()
+fn read_all(mut file: &File) -> io::Result<Vec<u8>> {
+    file.seek(SeekFrom::Start(0))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
-fn write_json<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
-    fs::write(path, serde_json::to_vec(value).map_err(io::Error::other)?)
+/// Rewrites a small file in place: the new content, then spaces over whatever is left of the
+/// old one. JSON ignores trailing whitespace, and a file never shrinks, so it is never
+/// truncated and reallocated.
+fn rewrite_in_place(file: &File, old_len: usize, mut bytes: Vec<u8>) -> io::Result<()> {
+    if bytes.len() < old_len {
+        bytes.resize(old_len, b' ');
+    }
+    write_at(file, 0, &bytes)
+}
+
+fn json_string(text: &str) -> String {
+    serde_json::Value::String(text.to_string()).to_string()
+}
+
+fn row_capacity(length: u64) -> u64 {
+    length + (length / 2).max(160)
 }
 
 impl ReportFile {
     pub(crate) fn new(session: Session, path: PathBuf) -> ReportFile {
-        ReportFile { session, path }
+        ReportFile {
+            session,
+            path,
+            handles: Mutex::new(Handles::default()),
+        }
     }
 
     fn dir(&self) -> PathBuf {
         self.session.dir().join("report")
-    }
-
-    fn index_path(&self) -> PathBuf {
-        self.dir().join("index")
     }
 
     /// Runs `persist` (which writes the change to the session store) and then applies `change`,
@@ -184,141 +226,167 @@ impl ReportFile {
         change: &Change<'_>,
         persist: impl FnOnce() -> io::Result<()>,
     ) -> io::Result<()> {
-        fs::create_dir_all(self.dir())?;
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.dir().join("lock"))?;
-        lock.lock()?;
-        if let Err(error) = persist() {
-            let _ = lock.unlock();
-            return Err(error);
+        self.locked(|handles| {
+            persist()?;
+            match self.incremental(handles, change) {
+                Ok(Incremental::Done) => Ok(()),
+                Ok(Incremental::Rebuild) | Err(_) => self.rebuild_locked(handles),
+            }
+        })
+    }
+
+    /// Rebuilds the report from the store, in source order.
+    pub(crate) fn rebuild(&self) -> io::Result<()> {
+        self.locked(|handles| self.rebuild_locked(handles))
+    }
+
+    fn locked<T>(&self, work: impl FnOnce(&mut Handles) -> io::Result<T>) -> io::Result<T> {
+        let mut handles = self
+            .handles
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if handles.lock.is_none() {
+            fs::create_dir_all(self.dir())?;
+            let lock = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(self.dir().join("lock"))?;
+            handles.lock = Some(lock);
         }
-        let result = match self.incremental(change) {
-            Ok(Incremental::Done) => Ok(()),
-            Ok(Incremental::Rebuild) | Err(_) => self.rebuild(),
-        };
+        let lock = handles
+            .lock
+            .take()
+            .ok_or_else(|| io::Error::other("no lock file"))?;
+        lock.lock()?;
+        let result = work(&mut handles);
         let _ = lock.unlock();
+        handles.lock = Some(lock);
         result
     }
 
-    /// The index, when it is clean and describes the report file as it is on disk.
-    fn load_index(&self) -> Option<(File, Index)> {
-        let mut index_file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(self.index_path())
-            .ok()?;
-        let mut bytes = Vec::new();
-        index_file.read_to_end(&mut bytes).ok()?;
+    /// The index, when it is clean and describes the report file as it is on disk, with its
+    /// length in bytes.
+    fn load_index(&self, handles: &mut Handles) -> Option<(Index, usize)> {
+        if handles.index.is_none() {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(self.dir().join("index"))
+                .ok()?;
+            handles.index = Some(file);
+        }
+        let bytes = read_all(handles.index.as_ref()?).ok()?;
         let (flag, json) = bytes.split_first()?;
         if *flag != b'C' {
             return None;
         }
         let index: Index = serde_json::from_slice(json).ok()?;
-        let on_disk = fs::metadata(&self.path).ok()?.len();
-        (index.path == self.path && index.file_len == on_disk).then_some((index_file, index))
+        if index.path != self.path {
+            return None;
+        }
+        let report = match handles.report.take() {
+            Some((generation, file)) if generation == index.generation => file,
+            _ => OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&self.path)
+                .ok()?,
+        };
+        let on_disk = report.metadata().ok()?.len();
+        handles.report = Some((index.generation, report));
+        (index.file_len == on_disk).then_some((index, bytes.len()))
     }
 
-    fn save_index(&self, index: &Index) -> io::Result<()> {
-        let mut bytes = vec![b'C'];
-        bytes.extend(serde_json::to_vec(index).map_err(io::Error::other)?);
-        fs::write(self.index_path(), bytes)
-    }
-
-    fn incremental(&self, change: &Change<'_>) -> io::Result<Incremental> {
-        let Some((mut index_file, mut index)) = self.load_index() else {
+    fn incremental(&self, handles: &mut Handles, change: &Change<'_>) -> io::Result<Incremental> {
+        let Some((mut index, index_len)) = self.load_index(handles) else {
             return Ok(Incremental::Rebuild);
         };
-        let generation = index.generation;
-        let rows_dir = self.dir().join(format!("rows-{generation}"));
-        let open_dir = self.dir().join(format!("open-{generation}"));
-        let mut report = OpenOptions::new().read(true).write(true).open(&self.path)?;
+        let (Some(index_file), Some((_, report))) =
+            (handles.index.as_ref(), handles.report.as_ref())
+        else {
+            return Ok(Incremental::Rebuild);
+        };
+        let rows_dir = self.dir().join(format!("rows-{}", index.generation));
+        let key = match change {
+            Change::Start { provisional, .. } => provisional.key(),
+            Change::Finish { record, .. } => record.key(),
+        };
+        let row_path = rows_dir.join(row_file_name(key));
+        let row_file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&row_path)?;
+        let row_bytes = read_all(&row_file)?;
+        let existing: Option<RowState> = if row_bytes.is_empty() {
+            None
+        } else {
+            match serde_json::from_slice::<RowState>(&row_bytes) {
+                Ok(state) if state.row.info.key() == key => Some(state),
+                _ => return Ok(Incremental::Rebuild),
+            }
+        };
         // From here on the report may be half-patched until the index is saved clean again.
-        write_at(&mut index_file, 0, b"D")?;
-        let outcome = match change {
+        write_at(index_file, 0, b"D")?;
+        let mut state = match (change, existing) {
+            (_, Some(state)) => state,
+            (Change::Start { info, .. }, None) => {
+                match self.new_row_slot(&mut index, report, info)? {
+                    Some(state) => state,
+                    None => return Ok(Incremental::Rebuild),
+                }
+            }
+            (Change::Finish { .. }, None) => return Ok(Incremental::Rebuild),
+        };
+        match change {
             Change::Start {
                 proc_id,
                 seq,
                 info,
                 provisional,
             } => {
-                let row_path = rows_dir.join(row_file_name(info.key()));
-                let mut state = match read_json::<RowState>(&row_path) {
-                    Some(state) if state.row.info.key() == info.key() => state,
-                    Some(_) => return Ok(Incremental::Rebuild),
-                    None => match self.new_row_slot(&mut index, &mut report, info)? {
-                        Some(state) => state,
-                        None => return Ok(Incremental::Rebuild),
-                    },
-                };
                 state.row.add(provisional);
                 index.totals.add(provisional);
                 index.runs = index.runs.max(info.runs);
                 let text = serde_json::to_string(*provisional).map_err(io::Error::other)?;
                 let capacity = text.len() as u64 + RECORD_SLACK;
-                let slot = self.append_record(&mut index, &mut report, text, capacity)?;
-                fs::create_dir_all(&open_dir)?;
-                let key = provisional.key();
-                write_json(
-                    &open_dir.join(format!("{proc_id}-{seq}.json")),
-                    &OpenState {
-                        slot,
-                        key: (key.0.to_string(), key.1.to_string(), key.2.to_string()),
-                        retry: provisional.is_retry(),
-                    },
-                )?;
-                self.finish_change(&mut index, &mut report, state, &row_path)?
+                let slot = self.append_record(&mut index, report, text, capacity)?;
+                state.open.push(OpenRun {
+                    proc: proc_id.to_string(),
+                    seq: *seq,
+                    slot,
+                });
             }
             Change::Finish {
                 proc_id,
                 seq,
                 record,
             } => {
-                let open_path = open_dir.join(format!("{proc_id}-{seq}.json"));
-                let Some(open) = read_json::<OpenState>(&open_path) else {
+                let Some(position) = state
+                    .open
+                    .iter()
+                    .position(|open| open.proc == *proc_id && open.seq == *seq)
+                else {
                     return Ok(Incremental::Rebuild);
                 };
-                let (package, module, case) = &open.key;
-                let row_path = rows_dir.join(row_file_name((package, module, case)));
-                let Some(mut state) = read_json::<RowState>(&row_path) else {
-                    return Ok(Incremental::Rebuild);
-                };
-                if !open.retry {
+                let open = state.open.swap_remove(position);
+                if record.is_retry() {
+                    // A retry was counted once, as a retry, when it started; it stays that way.
+                } else {
                     state.row.retract_provisional();
                     index.totals.retract_provisional();
-                }
-                state.row.add(record);
-                index.totals.add(record);
-                if record.is_retry() && open.retry {
-                    // Counted once when the retry started.
-                    index.totals.retries -= 1;
+                    state.row.add(record);
+                    index.totals.add(record);
                 }
                 let text = serde_json::to_string(*record).map_err(io::Error::other)?;
                 let Some(text) = padded(text, open.slot.capacity) else {
                     return Ok(Incremental::Rebuild);
                 };
-                write_at(&mut report, open.slot.offset, text.as_bytes())?;
-                let done = self.finish_change(&mut index, &mut report, state, &row_path)?;
-                let _ = fs::remove_file(open_path);
-                done
+                write_at(report, open.slot.offset, text.as_bytes())?;
             }
-        };
-        if let Incremental::Done = outcome {
-            self.save_index(&index)?;
         }
-        Ok(outcome)
-    }
-
-    /// Writes the touched row and the head slot.
-    fn finish_change(
-        &self,
-        index: &mut Index,
-        report: &mut File,
-        state: RowState,
-        row_path: &Path,
-    ) -> io::Result<Incremental> {
         let row_text = serde_json::to_string(&state.row).map_err(io::Error::other)?;
         let Some(row_text) = padded(row_text, state.slot.capacity) else {
             return Ok(Incremental::Rebuild);
@@ -328,7 +396,14 @@ impl ReportFile {
         };
         write_at(report, state.slot.offset, row_text.as_bytes())?;
         write_at(report, index.head.offset, head.as_bytes())?;
-        write_json(row_path, &state)?;
+        rewrite_in_place(
+            &row_file,
+            row_bytes.len(),
+            serde_json::to_vec(&state).map_err(io::Error::other)?,
+        )?;
+        let mut bytes = vec![b'C'];
+        serde_json::to_writer(&mut bytes, &index).map_err(io::Error::other)?;
+        rewrite_in_place(index_file, index_len, bytes)?;
         Ok(Incremental::Done)
     }
 
@@ -336,7 +411,7 @@ impl ReportFile {
     fn new_row_slot(
         &self,
         index: &mut Index,
-        report: &mut File,
+        report: &File,
         info: &CaseInfo,
     ) -> io::Result<Option<RowState>> {
         let row = Row::new(info.clone());
@@ -353,6 +428,7 @@ impl ReportFile {
         Ok(Some(RowState {
             slot: Slot { offset, capacity },
             row,
+            open: Vec::new(),
         }))
     }
 
@@ -360,16 +436,15 @@ impl ReportFile {
     fn append_record(
         &self,
         index: &mut Index,
-        report: &mut File,
+        report: &File,
         text: String,
         capacity: u64,
     ) -> io::Result<Slot> {
         let separator = if index.record_count == 0 { "\n" } else { ",\n" };
         let offset = index.records_end + separator.len() as u64;
-        let Some(text) = padded(text, capacity) else {
-            return Err(io::Error::other("record does not fit its own slot"));
-        };
-        let mut bytes = String::with_capacity(separator.len() + text.len() + 4);
+        let text = padded(text, capacity)
+            .ok_or_else(|| io::Error::other("a record does not fit its own slot"))?;
+        let mut bytes = String::with_capacity(separator.len() + text.len() + TAIL.len());
         bytes.push_str(separator);
         bytes.push_str(&text);
         bytes.push_str(TAIL);
@@ -380,10 +455,8 @@ impl ReportFile {
         Ok(Slot { offset, capacity })
     }
 
-    /// Rebuilds the report and its index from the session store.
-    pub(crate) fn rebuild(&self) -> io::Result<()> {
-        fs::create_dir_all(self.dir())?;
-        let old: Option<Index> = fs::read(self.index_path())
+    fn rebuild_locked(&self, handles: &mut Handles) -> io::Result<()> {
+        let old: Option<Index> = fs::read(self.dir().join("index"))
             .ok()
             .and_then(|bytes| serde_json::from_slice(bytes.get(1..)?).ok());
         let generation = old.as_ref().map_or(1, |index| index.generation + 1);
@@ -392,15 +465,15 @@ impl ReportFile {
             .filter(|index| index.path == self.path)
             .map_or_else(rfc3339_now, |index| index.created.clone());
         let data = self.session.load()?;
-        let report = Report::build(data.cases.clone(), data.records.clone());
+        let paired = data.records.into_iter().zip(data.open).collect();
+        let (report, open) = Report::build_with(data.cases, paired);
 
-        let mut text = String::new();
-        text.push_str(&format!(
+        let mut text = format!(
             "{{\"schema\":{SCHEMA_VERSION},\"tool\":\"probtest\",\"version\":{},\"created\":{},\"session\":{},\n",
             json_string(env!("CARGO_PKG_VERSION")),
             json_string(&created),
             json_string(self.session.key()),
-        ));
+        );
         let head = head_text(report.runs, &report.totals)?;
         let head_slot = Slot {
             offset: text.len() as u64,
@@ -409,41 +482,42 @@ impl ReportFile {
         text.push_str(&padded(head, head_slot.capacity).unwrap_or_default());
         text.push_str(",\n\"rows\":[");
         let rows_start = text.len() as u64;
-        let mut row_states = Vec::with_capacity(report.rows.len());
+        let mut states: Vec<RowState> = Vec::with_capacity(report.rows.len());
         for (position, row) in report.rows.iter().enumerate() {
             text.push_str(if position == 0 { "\n" } else { ",\n" });
             let row_text = serde_json::to_string(row).map_err(io::Error::other)?;
             let capacity = row_capacity(row_text.len() as u64);
             let offset = text.len() as u64;
             text.push_str(&padded(row_text, capacity).unwrap_or_default());
-            row_states.push(RowState {
+            states.push(RowState {
                 slot: Slot { offset, capacity },
                 row: row.clone(),
+                open: Vec::new(),
             });
         }
         let rows_free = text.len() as u64;
         let free = (rows_free - rows_start).max(MIN_ROWS_FREE);
-        text.extend(std::iter::repeat_n(' ', free as usize));
+        text.push_str(&" ".repeat(free as usize));
         let rows_end = text.len() as u64;
         text.push_str("\n],\"records\":[");
-        let mut open_states = Vec::new();
-        for (position, (record, open)) in data.records.iter().zip(&data.open).enumerate() {
+        for (position, (record, open)) in report.records.iter().zip(open).enumerate() {
             text.push_str(if position == 0 { "\n" } else { ",\n" });
             let record_text = serde_json::to_string(record).map_err(io::Error::other)?;
             let offset = text.len() as u64;
             match open {
-                Some((proc_id, seq)) => {
+                Some((proc, seq)) => {
                     let capacity = record_text.len() as u64 + RECORD_SLACK;
                     text.push_str(&padded(record_text, capacity).unwrap_or_default());
-                    let key = record.key();
-                    open_states.push((
-                        format!("{proc_id}-{seq}.json"),
-                        OpenState {
+                    if let Some(state) = states
+                        .iter_mut()
+                        .find(|state| state.row.info.key() == record.key())
+                    {
+                        state.open.push(OpenRun {
+                            proc,
+                            seq,
                             slot: Slot { offset, capacity },
-                            key: (key.0.to_string(), key.1.to_string(), key.2.to_string()),
-                            retry: record.is_retry(),
-                        },
-                    ));
+                        });
+                    }
                 }
                 None => text.push_str(&record_text),
             }
@@ -453,16 +527,12 @@ impl ReportFile {
 
         write_atomically(&self.path, text.as_bytes())?;
         let rows_dir = self.dir().join(format!("rows-{generation}"));
-        let open_dir = self.dir().join(format!("open-{generation}"));
         fs::create_dir_all(&rows_dir)?;
-        fs::create_dir_all(&open_dir)?;
-        for state in &row_states {
-            write_json(&rows_dir.join(row_file_name(state.row.info.key())), state)?;
+        for state in &states {
+            let bytes = serde_json::to_vec(state).map_err(io::Error::other)?;
+            fs::write(rows_dir.join(row_file_name(state.row.info.key())), bytes)?;
         }
-        for (name, state) in &open_states {
-            write_json(&open_dir.join(name), state)?;
-        }
-        self.save_index(&Index {
+        let index = Index {
             path: self.path.clone(),
             generation,
             file_len: text.len() as u64,
@@ -472,19 +542,23 @@ impl ReportFile {
             rows_end,
             row_count: report.rows.len() as u64,
             records_end,
-            record_count: data.records.len() as u64,
+            record_count: report.records.len() as u64,
             runs: report.runs,
-            totals: report.totals.clone(),
-        })?;
+            totals: report.totals,
+        };
+        let mut bytes = vec![b'C'];
+        serde_json::to_writer(&mut bytes, &index).map_err(io::Error::other)?;
+        fs::write(self.dir().join("index"), bytes)?;
+        handles.index = None;
+        handles.report = None;
         // Sidecars of earlier generations describe a file that no longer exists.
         if let Ok(entries) = fs::read_dir(self.dir()) {
             for entry in entries.filter_map(Result::ok) {
                 let name = entry.file_name().to_string_lossy().into_owned();
-                let stale = ["rows-", "open-"].iter().any(|prefix| {
-                    name.strip_prefix(prefix)
-                        .and_then(|g| g.parse::<u64>().ok())
-                        .is_some_and(|g| g != generation)
-                });
+                let stale = name
+                    .strip_prefix("rows-")
+                    .and_then(|g| g.parse::<u64>().ok())
+                    .is_some_and(|g| g != generation);
                 if stale {
                     let _ = fs::remove_dir_all(entry.path());
                 }
@@ -492,16 +566,6 @@ impl ReportFile {
         }
         Ok(())
     }
-}
-
-const TAIL: &str = "\n]}\n";
-
-fn row_capacity(length: u64) -> u64 {
-    length + (length / 2).max(160)
-}
-
-fn json_string(text: &str) -> String {
-    serde_json::Value::String(text.to_string()).to_string()
 }
 
 /// Writes `bytes` to a temporary file beside `path`, then renames it into place.
@@ -560,7 +624,7 @@ mod tests {
                     },
                     || {
                         process.append(&Line::Case { info: info.clone() })?;
-                        process.append(&start_line(case, seq, run))
+                        process.append(&start_line(process.proc_id(), case, seq, run))
                     },
                 )
                 .expect("applied");
@@ -578,6 +642,7 @@ mod tests {
                     },
                     || {
                         process.append(&Line::End {
+                            proc: process.proc_id().to_string(),
                             seq,
                             record: record.clone(),
                         })
@@ -787,6 +852,7 @@ mod tests {
                 },
                 || {
                     file.append(&Line::Start {
+                        proc: file.proc_id().to_string(),
                         seq,
                         package: "fixture".into(),
                         module: "evals".into(),

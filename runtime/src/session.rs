@@ -125,6 +125,7 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
             lines.push(Line::Case { info: info.clone() });
         }
         lines.push(Line::Start {
+            proc: recorder.file.proc_id().to_string(),
             seq: ticket,
             package: bench.package().to_string(),
             module: bench.module().to_string(),
@@ -163,6 +164,7 @@ pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Endin
     let record = to_record(case, run, settings.attempt, ending);
     if let Some(recorder) = recorder(settings) {
         let line = Line::End {
+            proc: recorder.file.proc_id().to_string(),
             seq: ticket,
             record: record.clone(),
         };
@@ -306,6 +308,9 @@ pub(crate) fn register_exit_hook() {
 }
 
 extern "C" fn on_exit() {
+    if !exit_work_pending() {
+        return;
+    }
     // The exiting thread's thread-locals may already be gone; a new thread has its own.
     match std::thread::Builder::new()
         .name("probtest-exit".into())
@@ -318,24 +323,42 @@ extern "C" fn on_exit() {
     }
 }
 
+/// Whether anything is left to do at exit. A nextest process whose run went to the store (and
+/// to the session report) has nothing left, and exits as fast as a plain test.
+fn exit_work_pending() -> bool {
+    let Some(settings) = settings::peek() else {
+        return registry::has_teardowns();
+    };
+    let recorded = RECORDER.get().is_some_and(Option::is_some);
+    registry::has_teardowns() || !(settings.per_test && recorded)
+}
+
 /// Runs the remaining teardowns, then prints this process's summary when at least one run
-/// executed in it. The session report is already complete; only when the store is unavailable
-/// is a report of this process written here instead.
+/// executed in it. The session report is already complete; a process running many tests puts
+/// it back in source order, and only when the store is unavailable is a report of this process
+/// written here instead.
 fn finish_process() {
     registry::run_remaining_teardowns();
-    let (cases, records) = take_records();
     let Some(settings) = settings::peek() else {
         return;
     };
+    let recorder = RECORDER.get().and_then(Option::as_ref);
+    if settings.per_test && recorder.is_some() {
+        // One nextest process holds one run: its section would say nothing the session's
+        // summary (`cargo probtest run --nextest`) does not, and its run is already stored.
+        return;
+    }
+    let (cases, records) = take_records();
     if records.is_empty() {
         return;
     }
     let report = Report::build(cases, records);
-    let recorded = RECORDER.get().and_then(Option::as_ref);
     let mut report_line = None;
     if let Some(path) = &settings.json {
-        let written = match recorder_report(recorded) {
-            Some(_) => Ok(()),
+        let written = match recorder_report(recorder) {
+            // Kept current run by run, in the order runs happened; put back in source order
+            // now that this process has finished its share of the session.
+            Some(session_report) => session_report.rebuild(),
             None => report.write_atomically(&path.resolved),
         };
         match written {
@@ -346,9 +369,7 @@ fn finish_process() {
             ),
         }
     }
-    // One nextest process holds one run: its section would say nothing the session's summary
-    // (`cargo probtest run --nextest`) does not.
-    if settings.per_test || !settings.summary {
+    if !settings.summary {
         return;
     }
     let options = render::Options {

@@ -5,15 +5,18 @@
 //! Layout under `<target>/probtest/sessions/<session>/`:
 //!
 //! - `session.json`: the key and when the session started.
-//! - `procs/<pid>-<nanos>.jsonl`: one file per process, appended to by that process only, one
-//!   JSON line per event: the process, each case it ran (once), each run's start and end.
+//! - `runs.jsonl`: one JSON line per event, from every process of the session: a process
+//!   starting, each case it runs (once), each run's start and end.
 //!
-//! One file per process rather than one shared file: appends from one process never interleave
-//! with another's, no lock is taken on the hot path, and a process killed mid-write can tear at
-//! most its own last line, which the loader skips. A start without an end is a run whose
-//! process died: it loads as an error, never as a pass and never as missing.
+//! One shared file, each line written with a single `write` under an exclusive `File::lock`:
+//! lines from concurrent processes never interleave, and no process creates a file of its own
+//! (under nextest, one file per process would mean one new inode per test, which costs more
+//! than the run's own bookkeeping). Each line starts with a newline, so a line torn by a
+//! process killed mid-write is cut off by the next line and skipped by the loader, losing
+//! nothing else. A start without an end is a run whose process died: it loads as an error,
+//! never as a pass and never as missing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -35,18 +38,19 @@ pub const DIED_MESSAGE: &str = "the test process died before the run finished";
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "lowercase")]
 pub(crate) enum Line {
-    /// The process: its id, whether it runs one test (nextest) or many (libtest), and the
-    /// session report it keeps, as the user named it.
+    /// A process joins the session: whether it runs one test (nextest) or many (libtest), and
+    /// the session report it keeps, as the user named it.
     Process {
-        pid: u32,
+        proc: String,
         per_test: bool,
         #[serde(default)]
         report: Option<String>,
     },
-    /// A case this process runs, written before its first start.
+    /// A case a process runs, written before its first start.
     Case { info: CaseInfo },
-    /// A run is about to execute.
+    /// A run is about to execute; `seq` numbers the runs of process `proc`.
     Start {
+        proc: String,
         seq: u64,
         package: String,
         module: String,
@@ -54,8 +58,12 @@ pub(crate) enum Line {
         run: u32,
         attempt: u32,
     },
-    /// The run of `seq` finished.
-    End { seq: u64, record: Record },
+    /// The run `seq` of process `proc` finished.
+    End {
+        proc: String,
+        seq: u64,
+        record: Record,
+    },
 }
 
 /// The file name of a session key: anything but letters, digits, `.`, `_` and `-` becomes `_`.
@@ -202,7 +210,11 @@ impl Session {
 
     /// Whether any process recorded into this session.
     pub fn exists(&self) -> bool {
-        self.dir.join("procs").is_dir()
+        self.runs_file().is_file()
+    }
+
+    fn runs_file(&self) -> PathBuf {
+        self.dir.join("runs.jsonl")
     }
 
     /// The most recently started session under `sessions_dir`.
@@ -220,7 +232,7 @@ impl Session {
     /// Creates the session's directories; the process that creates the session also prunes
     /// old ones, keeping [`KEEP_SESSIONS`].
     pub(crate) fn create(&self) -> io::Result<()> {
-        fs::create_dir_all(self.dir.join("procs"))?;
+        fs::create_dir_all(&self.dir)?;
         let marker = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -238,89 +250,68 @@ impl Session {
         Ok(())
     }
 
-    /// Reads every process file of the session.
+    /// Reads everything the session's processes recorded.
     pub fn load(&self) -> io::Result<SessionData> {
-        let mut files: Vec<PathBuf> = fs::read_dir(self.dir.join("procs"))?
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
-            .collect();
-        files.sort();
+        let reader = BufReader::new(File::open(self.runs_file())?);
         let mut data = SessionData::default();
-        let mut described: HashMap<(String, String, String), ()> = HashMap::new();
-        for path in files {
-            let proc_id = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            load_process(&path, &proc_id, &mut data, &mut described)?;
+        let mut described: HashSet<(String, String, String)> = HashSet::new();
+        let mut starts: Vec<Line> = Vec::new();
+        let mut ends: HashMap<(String, u64), Record> = HashMap::new();
+        for line in reader.split(b'\n') {
+            let line = line?;
+            // Blank separators, and a line torn by a process killed mid-write, do not parse.
+            let Ok(event) = serde_json::from_slice::<Line>(&line) else {
+                continue;
+            };
+            match event {
+                Line::Process {
+                    per_test, report, ..
+                } => {
+                    data.per_test |= per_test;
+                    if report.is_some() {
+                        data.report = report;
+                    }
+                }
+                Line::Case { info } => {
+                    let (package, module, case) = info.key();
+                    let key = (package.to_string(), module.to_string(), case.to_string());
+                    if described.insert(key) {
+                        data.cases.push(info);
+                    }
+                }
+                start @ Line::Start { .. } => starts.push(start),
+                Line::End { proc, seq, record } => {
+                    ends.insert((proc, seq), record);
+                }
+            }
+        }
+        for start in starts {
+            let Line::Start {
+                proc,
+                seq,
+                package,
+                module,
+                case,
+                run,
+                attempt,
+            } = start
+            else {
+                continue;
+            };
+            match ends.remove(&(proc.clone(), seq)) {
+                Some(record) => {
+                    data.records.push(record);
+                    data.open.push(None);
+                }
+                None => {
+                    data.records
+                        .push(died_record(package, module, case, run, attempt));
+                    data.open.push(Some((proc, seq)));
+                }
+            }
         }
         Ok(data)
     }
-}
-
-fn load_process(
-    path: &Path,
-    proc_id: &str,
-    data: &mut SessionData,
-    described: &mut HashMap<(String, String, String), ()>,
-) -> io::Result<()> {
-    let reader = BufReader::new(File::open(path)?);
-    let mut starts: Vec<(u64, Line)> = Vec::new();
-    let mut ends: HashMap<u64, Record> = HashMap::new();
-    for line in reader.split(b'\n') {
-        let line = line?;
-        // A line torn by a process killed mid-write does not parse; its run stays unfinished.
-        let Ok(event) = serde_json::from_slice::<Line>(&line) else {
-            continue;
-        };
-        match event {
-            Line::Process {
-                per_test, report, ..
-            } => {
-                data.per_test |= per_test;
-                if report.is_some() {
-                    data.report = report;
-                }
-            }
-            Line::Case { info } => {
-                let key = info.key();
-                let key = (key.0.to_string(), key.1.to_string(), key.2.to_string());
-                if described.insert(key, ()).is_none() {
-                    data.cases.push(info);
-                }
-            }
-            start @ Line::Start { seq, .. } => starts.push((seq, start)),
-            Line::End { seq, record } => {
-                ends.insert(seq, record);
-            }
-        }
-    }
-    for (seq, start) in starts {
-        let Line::Start {
-            package,
-            module,
-            case,
-            run,
-            attempt,
-            ..
-        } = start
-        else {
-            continue;
-        };
-        match ends.remove(&seq) {
-            Some(record) => {
-                data.records.push(record);
-                data.open.push(None);
-            }
-            None => {
-                data.records
-                    .push(died_record(package, module, case, run, attempt));
-                data.open.push(Some((proc_id.to_string(), seq)));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The record of a run that started and never finished.
@@ -386,50 +377,53 @@ fn prune(sessions_dir: &Path, keep: usize, current: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// This process's file in a session, appended to as runs start and end.
+/// This process's handle on its session's file, appended to as runs start and end.
 pub(crate) struct ProcessFile {
     file: Mutex<File>,
     proc_id: String,
 }
 
 impl ProcessFile {
-    /// Creates the session if needed and this process's file in it.
+    /// Creates the session if needed and announces this process in it.
     pub(crate) fn create(
         session: Session,
         per_test: bool,
         report: Option<String>,
     ) -> io::Result<ProcessFile> {
         session.create()?;
-        let proc_id = format!("{}-{}", std::process::id(), now_nanos());
         let file = OpenOptions::new()
-            .create_new(true)
+            .create(true)
             .append(true)
-            .open(session.dir.join("procs").join(format!("{proc_id}.jsonl")))?;
+            .open(session.runs_file())?;
         let process = ProcessFile {
             file: Mutex::new(file),
-            proc_id,
+            proc_id: format!("{}-{}", std::process::id(), now_nanos()),
         };
         process.append(&Line::Process {
-            pid: std::process::id(),
+            proc: process.proc_id.clone(),
             per_test,
             report,
         })?;
         Ok(process)
     }
 
+    /// This process's id in the session: its pid and when it joined.
     pub(crate) fn proc_id(&self) -> &str {
         &self.proc_id
     }
 
-    /// Writes one line with a single write, so that a crash tears at most this line.
+    /// Appends one line with a single write under the session file's lock.
     pub(crate) fn append(&self, line: &Line) -> io::Result<()> {
-        let mut bytes = serde_json::to_vec(line).map_err(io::Error::other)?;
-        bytes.push(b'\n');
-        let mut file = self
+        let mut bytes = vec![b'\n'];
+        serde_json::to_writer(&mut bytes, line).map_err(io::Error::other)?;
+        let file = self
             .file
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
-        file.write_all(&bytes)
+        file.lock()?;
+        let written = (&*file).write_all(&bytes);
+        let unlocked = file.unlock();
+        written.and(unlocked)
     }
 }
 
@@ -454,8 +448,9 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn start_line(case: &str, seq: u64, run: u32) -> Line {
+    pub(crate) fn start_line(proc: &str, case: &str, seq: u64, run: u32) -> Line {
         Line::Start {
+            proc: proc.into(),
             seq,
             package: "fixture".into(),
             module: "evals".into(),
@@ -518,40 +513,58 @@ pub(crate) mod tests {
     fn unfinished_and_torn_runs_load_as_errors() {
         let sessions = temp_sessions("load");
         let session = Session::new(&sessions, "s1");
-        let process =
+        let first =
             ProcessFile::create(session.clone(), false, Some("r.json".into())).expect("created");
-        process
+        let id = first.proc_id().to_string();
+        first
             .append(&Line::Case {
                 info: info("classify::a"),
             })
             .expect("written");
-        process
-            .append(&start_line("classify::a", 0, 1))
+        first
+            .append(&start_line(&id, "classify::a", 0, 1))
             .expect("written");
-        process
+        let pass = record("classify::a", 1, Outcome::Pass, 0.0, vec![]);
+        first
             .append(&Line::End {
+                proc: id.clone(),
                 seq: 0,
-                record: record("classify::a", 1, Outcome::Pass, 0.0, vec![]),
+                record: pass,
             })
             .expect("written");
-        process
-            .append(&start_line("classify::a", 1, 2))
+        first
+            .append(&start_line(&id, "classify::a", 1, 2))
             .expect("written");
-        // A torn line: the process died while writing the end of run 2.
-        process
-            .file
-            .lock()
-            .expect("lock")
-            .write_all(b"{\"t\":\"end\",\"seq\":1,\"rec")
+        // The process dies while writing the end of run 2...
+        (&*first.file.lock().expect("lock"))
+            .write_all(b"\n{\"t\":\"end\",\"proc\":\"x\",\"seq\":1,\"rec")
             .expect("written");
+        // ...and another process of the session goes on writing after the torn line.
+        let second = ProcessFile::create(session.clone(), false, None).expect("created");
+        let other = second.proc_id().to_string();
+        second
+            .append(&start_line(&other, "classify::a", 0, 3))
+            .expect("written");
+        let fail = record("classify::a", 3, Outcome::Fail, 0.0, vec![]);
+        second
+            .append(&Line::End {
+                proc: other,
+                seq: 0,
+                record: fail,
+            })
+            .expect("written");
+
         let data = session.load().expect("loads");
         assert_eq!(data.report.as_deref(), Some("r.json"));
         assert_eq!(data.cases.len(), 1);
-        assert_eq!(data.records.len(), 2);
-        assert_eq!(data.records[0].outcome, Outcome::Pass);
-        assert_eq!(data.records[1].outcome, Outcome::Error);
+        let outcomes: Vec<(u32, Outcome)> =
+            data.records.iter().map(|r| (r.run, r.outcome)).collect();
+        assert_eq!(
+            outcomes,
+            [(1, Outcome::Pass), (2, Outcome::Error), (3, Outcome::Fail)]
+        );
         assert_eq!(data.records[1].message.as_deref(), Some(DIED_MESSAGE));
-        assert_eq!(data.open[1], Some((process.proc_id().to_string(), 1)));
+        assert_eq!(data.open[1], Some((id, 1)));
         let _ = fs::remove_dir_all(sessions);
     }
 
