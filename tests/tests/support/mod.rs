@@ -9,6 +9,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -85,11 +86,32 @@ impl Fixture {
         self.run(&["nextest", subcommand], args)
     }
 
+    /// `cargo probtest <subcommand> <args>`, through the `cargo-probtest` binary built from
+    /// this workspace; `runner_args` go after `--`, where the fixture's manifest is named.
+    pub fn probtest(&self, subcommand: &str, args: &[&str], runner_args: &[&str]) -> Run {
+        let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        if subcommand == "run" {
+            all.push("--".into());
+            all.push("--manifest-path".into());
+            all.push(self.dir.join("Cargo.toml").to_string_lossy().into_owned());
+            all.extend(runner_args.iter().map(|s| s.to_string()));
+        }
+        Run {
+            program: Some(cli_binary().to_path_buf()),
+            subcommand: vec!["probtest".into(), subcommand.into()],
+            args: all,
+            manifest: None,
+            cwd: self.dir.clone(),
+            envs: Vec::new(),
+        }
+    }
+
     fn run(&self, subcommand: &[&str], args: &[&str]) -> Run {
         Run {
+            program: None,
             subcommand: subcommand.iter().map(|s| s.to_string()).collect(),
             args: args.iter().map(|s| s.to_string()).collect(),
-            manifest: self.dir.join("Cargo.toml"),
+            manifest: Some(self.dir.join("Cargo.toml")),
             cwd: self.dir.clone(),
             envs: Vec::new(),
         }
@@ -204,11 +226,35 @@ fn write_if_changed(path: &Path, content: &str) {
     std::fs::write(path, content).expect("write a fixture file");
 }
 
-/// A cargo command to run on a fixture.
+/// The `cargo-probtest` binary of this workspace, built once into the shared target directory
+/// (not the workspace's own, which the outer cargo holds while the tests run).
+pub fn cli_binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let output = Command::new(cargo)
+            .args(["build", "-p", "cargo-probtest", "--manifest-path"])
+            .arg(workspace_root().join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", shared_target_dir())
+            .env_remove("RUSTFLAGS")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run cargo build -p cargo-probtest");
+        assert!(
+            output.status.success(),
+            "building cargo-probtest failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        shared_target_dir().join("debug").join("cargo-probtest")
+    })
+}
+
+/// A command to run on a fixture: cargo, or the `cargo-probtest` binary.
 pub struct Run {
+    program: Option<PathBuf>,
     subcommand: Vec<String>,
     args: Vec<String>,
-    manifest: PathBuf,
+    manifest: Option<PathBuf>,
     cwd: PathBuf,
     envs: Vec<(String, String)>,
 }
@@ -279,11 +325,12 @@ impl Run {
     pub fn run(self) -> Output {
         // The outer cargo's own binary, so that the nested one is the same toolchain.
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut command = Command::new(cargo);
+        let mut command = Command::new(self.program.clone().map_or(cargo, Into::into));
+        command.args(&self.subcommand);
+        if let Some(manifest) = &self.manifest {
+            command.arg("--manifest-path").arg(manifest);
+        }
         command
-            .args(&self.subcommand)
-            .arg("--manifest-path")
-            .arg(&self.manifest)
             .args(&self.args)
             .current_dir(&self.cwd)
             .stdin(Stdio::null())
@@ -302,14 +349,20 @@ impl Run {
             command.env(name, value);
         }
         let description = format!(
-            "{} cargo {} --manifest-path {} {} (in {})",
+            "{} {} {}{} {} (in {})",
             self.envs
                 .iter()
                 .map(|(name, value)| format!("{name}={value:?}"))
                 .collect::<Vec<_>>()
                 .join(" "),
+            self.program
+                .as_ref()
+                .map_or("cargo".to_string(), |p| p.display().to_string()),
             self.subcommand.join(" "),
-            self.manifest.display(),
+            self.manifest.as_ref().map_or(String::new(), |m| format!(
+                " --manifest-path {}",
+                m.display()
+            )),
             self.args.join(" "),
             self.cwd.display(),
         );
