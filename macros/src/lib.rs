@@ -1,9 +1,9 @@
 //! Procedural macros of probtest. Use them through the `probtest` crate, which re-exports them
 //! and documents them.
 //!
-//! The attribute is handled in stages, one module each: [`attr`] parses the arguments into a
-//! model that keeps spans, [`ast`] reads the function, [`valid`] checks both and builds the
-//! cases (collecting every error), [`expand`] generates the code.
+//! The attribute is handled in stages, one module each: `attr.rs` parses the arguments into a
+//! model that keeps spans, `ast.rs` reads the function, `valid.rs` checks both and builds the
+//! cases (collecting every error), `expand.rs` generates the code.
 
 use proc_macro::TokenStream;
 use quote::quote;

@@ -85,7 +85,7 @@
 //!
 //! ## Cost and tokens
 //!
-//! [`record_usage`] takes a [`TokenUsage`] or any serializable provider usage struct;
+//! [`record_usage()`] takes a [`TokenUsage`] or any serializable provider usage struct;
 //! [`record_usage!`] takes keyword fields; [`record_cost`] adds a non-token cost. Usage recorded
 //! before a failing assertion is kept. From threads a run spawns, record through
 //! [`current_run`].
@@ -98,6 +98,8 @@
 //! | `PROB_JSON` | `json` | write the JSON report there |
 //! | `PROB_DELAY` | `delay` | seconds between run starts within a process, never before the first |
 //! | `PROB_TRANSPOSE` | `transpose` | run-major order: run 1 of every case of a module, then run 2, ... |
+//! | `PROB_SESSION` | | the session key, for grouping runs your own way (see below) |
+//! | `PROB_SUMMARY` | | `0` turns off the section each test process prints at exit |
 //!
 //! Config lives in `[package.metadata.probtest]`, then `[workspace.metadata.probtest]`, of
 //! `Cargo.toml`. Changing `PROB_RUNS`, `PROB_TRANSPOSE` or the config rebuilds the tests. A
@@ -113,11 +115,23 @@
 //! its last (at the latest at process exit). A failing setup makes every run of the module an
 //! error carrying the setup's message.
 //!
+//! ## Sessions
+//!
+//! The unit of the report is the session: one `cargo nextest run` (every process shares
+//! `NEXTEST_RUN_ID`), or one `cargo test` with all its test binaries (they share the cargo
+//! process that started them), or whatever shares `PROB_SESSION`. Every run is written to the
+//! [`store`] under `target/probtest/sessions/` as it starts and ends, so a run whose process
+//! died is an error ("the test process died before the run finished"), never missing. nextest
+//! retries are kept in the records with their `attempt` and left out of the counts. Under
+//! `cargo test` each test binary prints its own section at exit; a nextest process holds one run
+//! and prints none: `cargo probtest run --nextest` prints the session's section.
+//!
 //! ## The report
 //!
-//! With `PROB_JSON` set, the process writes a [`Report`] as JSON at exit (atomically; parent
-//! directories are created): `schema`, `created`, `runs`, `exit_status`, `totals`, `rows[]`
-//! with the raw pass/fail/error counts of each case, and `records[]` with every run's outcome,
+//! With `PROB_JSON` set, the session's [`Report`] is kept as JSON (parent directories are
+//! created), covering every run of every process and complete when the runner exits: each run's
+//! start and end patch it in place, so the cost of a run does not grow with the session. It has
+//! `schema`, `created`, `runs`, `exit_status`, `totals`, `rows[]` with the raw pass/fail/error counts of each case, and `records[]` with every run's outcome,
 //! message, location, time, cost and usage.
 
 extern crate self as probtest;
