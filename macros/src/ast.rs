@@ -78,6 +78,17 @@ impl BenchFn {
         }
     }
 
+    /// `#[cfg]` and lint attributes, which belong on every generated item (`#[ignore]` goes on
+    /// test items only).
+    pub(crate) fn carried_attrs(&self) -> Vec<&Attribute> {
+        self.attrs_where(|attr| is_item_attr(attr) && !attr.path().is_ident("ignore"))
+    }
+
+    /// The function's attributes that `keep` selects.
+    pub(crate) fn attrs_where(&self, keep: impl Fn(&Attribute) -> bool) -> Vec<&Attribute> {
+        self.item.attrs.iter().filter(|attr| keep(attr)).collect()
+    }
+
     pub(crate) fn name(&self) -> &Ident {
         &self.item.sig.ident
     }

@@ -15,9 +15,9 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::{Attribute, Ident};
+use syn::Ident;
 
-use crate::ast::{is_item_attr, BenchFn};
+use crate::ast::BenchFn;
 use crate::settings::{Settings, TRACKED_ENV};
 use crate::valid::Model;
 
@@ -37,24 +37,9 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
     let span = name.span();
     let body_name = format_ident!("__probtest_body_{}", name, span = span);
     let data_name = format_ident!("__probtest_{}", name, span = span);
-    let carried: Vec<&Attribute> = func
-        .item
-        .attrs
-        .iter()
-        .filter(|a| is_item_attr(a) && !a.path().is_ident("ignore"))
-        .collect();
-    let docs: Vec<&Attribute> = func
-        .item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .collect();
-    let ignore: Vec<&Attribute> = func
-        .item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("ignore"))
-        .collect();
+    let carried = func.carried_attrs();
+    let docs = func.attrs_where(|a| a.path().is_ident("doc"));
+    let ignore = func.attrs_where(|a| a.path().is_ident("ignore"));
 
     let body = body_fn(func, &body_name);
     let data = data_module(func, model, settings, &body_name, &data_name);
@@ -213,12 +198,7 @@ fn data_module(
         .files
         .iter()
         .map(|path| path.to_string_lossy().into_owned());
-    let carried: Vec<&Attribute> = func
-        .item
-        .attrs
-        .iter()
-        .filter(|a| is_item_attr(a) && !a.path().is_ident("ignore"))
-        .collect();
+    let carried = func.carried_attrs();
     let await_ = func.is_async().then(|| quote!(.await));
     let returns = return_bound(&func.item.sig);
     let asyncness = func.item.sig.asyncness;

@@ -205,12 +205,34 @@ impl Record {
     }
 }
 
-/// Adds one outcome to a set of counts.
-fn count_outcome(outcome: Outcome, passes: &mut u64, fails: &mut u64, errors: &mut u64) {
-    match outcome {
-        Outcome::Pass => *passes += 1,
-        Outcome::Fail => *fails += 1,
-        Outcome::Error => *errors += 1,
+/// The running counts rows and totals share, borrowed from either.
+struct Tally<'a> {
+    passes: &'a mut u64,
+    fails: &'a mut u64,
+    errors: &'a mut u64,
+    count: &'a mut u64,
+    cost: &'a mut f64,
+    usage: &'a mut OrderedMap<UsageTotals>,
+}
+
+impl Tally<'_> {
+    fn add(self, record: &Record) {
+        match record.outcome {
+            Outcome::Pass => *self.passes += 1,
+            Outcome::Fail => *self.fails += 1,
+            Outcome::Error => *self.errors += 1,
+        }
+        *self.count += 1;
+        *self.cost += record.cost;
+        for usage in &record.usage {
+            self.usage.entry(&usage.model).add(usage);
+        }
+    }
+
+    /// A provisional record is an error with no cost or usage.
+    fn retract_provisional(self) {
+        *self.errors = self.errors.saturating_sub(1);
+        *self.count = self.count.saturating_sub(1);
     }
 }
 
@@ -230,30 +252,29 @@ impl Row {
         }
     }
 
+    fn tally(&mut self) -> Tally<'_> {
+        Tally {
+            passes: &mut self.passes,
+            fails: &mut self.fails,
+            errors: &mut self.errors,
+            count: &mut self.total,
+            cost: &mut self.cost,
+            usage: &mut self.usage,
+        }
+    }
+
     /// Counts a first-attempt record; retries are not counted.
     pub(crate) fn add(&mut self, record: &Record) {
-        if record.is_retry() {
-            return;
+        if !record.is_retry() {
+            self.tally().add(record);
+            self.settle();
         }
-        count_outcome(
-            record.outcome,
-            &mut self.passes,
-            &mut self.fails,
-            &mut self.errors,
-        );
-        self.total += 1;
-        self.cost += record.cost;
-        for usage in &record.usage {
-            self.usage.entry(&usage.model).add(usage);
-        }
-        self.settle();
     }
 
     /// Takes back a provisional record: an error with no cost or usage, counted while its run
     /// was in flight.
     pub(crate) fn retract_provisional(&mut self) {
-        self.errors = self.errors.saturating_sub(1);
-        self.total = self.total.saturating_sub(1);
+        self.tally().retract_provisional();
         self.settle();
     }
 
@@ -265,30 +286,30 @@ impl Row {
 }
 
 impl Totals {
+    fn tally(&mut self) -> Tally<'_> {
+        Tally {
+            passes: &mut self.passes,
+            fails: &mut self.fails,
+            errors: &mut self.errors,
+            count: &mut self.count,
+            cost: &mut self.cost,
+            usage: &mut self.usage,
+        }
+    }
+
     /// Counts a record; a retry only increments `retries`.
     pub(crate) fn add(&mut self, record: &Record) {
         if record.is_retry() {
             self.retries += 1;
-            return;
+        } else {
+            self.tally().add(record);
+            self.pass_rate = pass_rate(self.passes, self.count);
         }
-        count_outcome(
-            record.outcome,
-            &mut self.passes,
-            &mut self.fails,
-            &mut self.errors,
-        );
-        self.count += 1;
-        self.cost += record.cost;
-        for usage in &record.usage {
-            self.usage.entry(&usage.model).add(usage);
-        }
-        self.pass_rate = pass_rate(self.passes, self.count);
     }
 
     /// Takes back a provisional record, as [`Row::retract_provisional`] does.
     pub(crate) fn retract_provisional(&mut self) {
-        self.errors = self.errors.saturating_sub(1);
-        self.count = self.count.saturating_sub(1);
+        self.tally().retract_provisional();
         self.pass_rate = pass_rate(self.passes, self.count);
     }
 
