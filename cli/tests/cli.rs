@@ -408,33 +408,33 @@ fn usage_errors_exit_2() {
 /// `probtest::store`), with a run that started and never finished.
 fn write_session(target: &Path, key: &str, started: u128, outcomes: &[Outcome]) {
     let dir = target.join("probtest/sessions").join(key);
-    std::fs::create_dir_all(dir.join("procs")).expect("dirs");
+    std::fs::create_dir_all(&dir).expect("dirs");
     std::fs::write(
         dir.join("session.json"),
         serde_json::json!({"key": key, "started": started}).to_string(),
     )
     .expect("written");
     let mut lines = vec![
-        serde_json::json!({"t": "process", "pid": 1, "per_test": false}),
+        serde_json::json!({"t": "process", "proc": "1-1", "per_test": false}),
         serde_json::json!({"t": "case", "info": info("triage::refund", 10)}),
     ];
     for (seq, outcome) in outcomes.iter().enumerate() {
         let run = seq as u32 + 1;
         lines.push(serde_json::json!({
-            "t": "start", "seq": seq, "package": "evals", "module": "evals",
+            "t": "start", "proc": "1-1", "seq": seq, "package": "evals", "module": "evals",
             "case": "triage::refund", "run": run, "attempt": 1,
         }));
         lines.push(serde_json::json!({
-            "t": "end", "seq": seq, "record": record("triage::refund", run, *outcome),
+            "t": "end", "proc": "1-1", "seq": seq, "record": record("triage::refund", run, *outcome),
         }));
     }
     let unfinished = outcomes.len();
     lines.push(serde_json::json!({
-        "t": "start", "seq": unfinished, "package": "evals", "module": "evals",
+        "t": "start", "proc": "1-1", "seq": unfinished, "package": "evals", "module": "evals",
         "case": "triage::refund", "run": unfinished + 1, "attempt": 1,
     }));
     let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-    std::fs::write(dir.join("procs/1-1.jsonl"), text).expect("written");
+    std::fs::write(dir.join("runs.jsonl"), text).expect("written");
 }
 
 #[test]
