@@ -404,7 +404,7 @@ fn usage_errors_exit_2() {
     assert_eq!(output.status.code(), Some(2));
 }
 
-/// Writes a session as the test processes do: one process file of JSON lines (see
+/// Writes a session as the test processes do: the session's file of JSON lines (see
 /// `probtest::store`), with a run that started and never finished.
 fn write_session(target: &Path, key: &str, started: u128, outcomes: &[Outcome]) {
     let dir = target.join("probtest/sessions").join(key);
