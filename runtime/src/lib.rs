@@ -144,6 +144,7 @@ mod report_file;
 mod runner;
 mod session;
 mod settings;
+pub mod stats;
 mod status;
 pub mod store;
 mod usage;
