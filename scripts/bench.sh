@@ -9,16 +9,22 @@
 #        probtest: 200 `#[probability(runs = 10)] fn bench_NNN()` = 2,000 generated test items
 #      Both build with the dev profile (what `cargo test` uses) into one shared CARGO_TARGET_DIR
 #      (target/bench/target), so dependencies are compiled once.
-#   2. Run time: executes the built test binaries directly (not through cargo), default
-#      --test-threads, output to /dev/null; median of BENCH_RUN_REPS runs after one warm-up.
+#   2. Run time: executes the built test binaries directly (not through cargo) from their crate
+#      directories, default --test-threads, output to /dev/null; median of BENCH_RUN_REPS runs
+#      after one warm-up, plain and probtest alternating (hyperfine instead, if installed).
+#      Each binary is first run once and must report "test result: ok. 2000 passed".
 #   3. Build time: with all dependencies built, `touch tests/bench.rs` and time
-#      `cargo build --test bench` (CARGO_INCREMENTAL=0, so the whole test crate is recompiled:
-#      expansion, type checking, codegen and linking); median of BENCH_BUILD_REPS builds.
+#      `cargo build --test bench`; median of BENCH_BUILD_REPS builds, plain and probtest
+#      alternating, after one untimed build each. The target figure uses
+#      CARGO_INCREMENTAL=0, so the whole test crate is recompiled (expansion, type checking,
+#      codegen, linking); an extra row repeats it with incremental compilation on, where an
+#      unchanged file mostly costs macro expansion and linking.
 #   4. Report: `cargo bench -p probtest --bench report` (runtime/benches/report.rs).
 #
-# Knobs (environment): BENCH_RUN_REPS (default 15), BENCH_BUILD_REPS (default 3),
+# Knobs (environment): BENCH_RUN_REPS (default 21), BENCH_BUILD_REPS (default 5),
 # BENCH_RELEASE=1 also measures the run time with the release profile.
 set -euo pipefail
+shopt -s inherit_errexit
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -28,8 +34,8 @@ cd "$ROOT"
 while IFS= read -r name; do unset "$name"; done < <(compgen -e | grep '^PROB_' || true)
 unset PROB_JSON RUST_BACKTRACE RUST_LIB_BACKTRACE RUST_TEST_THREADS CARGO_BUILD_TARGET_DIR || true
 
-RUN_REPS=${BENCH_RUN_REPS:-15}
-BUILD_REPS=${BENCH_BUILD_REPS:-3}
+RUN_REPS=${BENCH_RUN_REPS:-21}
+BUILD_REPS=${BENCH_BUILD_REPS:-5}
 RELEASE=${BENCH_RELEASE:-0}
 TESTS=2000
 FUNCTIONS=200
@@ -94,7 +100,17 @@ make_crate bench-probtest
 
 # ---------------------------------------------------------------- helpers
 
-now_ns() { date +%s%N; }
+# Wall-clock nanoseconds: bash 5's $EPOCHREALTIME costs no fork; else `date +%s%N` (a fork,
+# about 1 ms, part of which lands inside every interval and pulls ratios toward 1).
+if [[ -n "${EPOCHREALTIME:-}" ]]; then
+    now_ns() { local t=${EPOCHREALTIME/[.,]/}; echo "${t}000"; }
+    CLOCK='$EPOCHREALTIME'
+else
+    now_ns() { date +%s%N; }
+    CLOCK='date +%s%N'
+fi
+
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", (b - a) / 1e9 }'; }
 
 median() { # numbers as arguments
     printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
@@ -108,6 +124,13 @@ secs() { awk -v s="$1" -v d="$2" 'BEGIN { printf "%.*fs", d, s }'; }
 cargo_build() { # crate-dir profile-flags... ; prints the test executable's path
     local dir=$1
     shift
+    # Once with human-readable diagnostics (shown on failure), then (a no-op) with JSON for
+    # the executable's path.
+    if ! (cd "$dir" && cargo build --quiet --test bench "$@") >"$WORK/build.log" 2>&1; then
+        cat "$WORK/build.log" >&2
+        log "build of $dir failed"
+        exit 1
+    fi
     (cd "$dir" && cargo build --quiet --test bench "$@" --message-format=json) |
         grep -o '"executable":"[^"]*"' | grep -v '"executable":null' | tail -n1 |
         sed 's/^"executable":"//; s/"$//'
@@ -142,37 +165,70 @@ time_runs() { # plain-binary probtest-binary
         TIMER="hyperfine, median of $RUN_REPS after 2 warm-ups"
         return
     fi
-    local plain_times=() prob_times=() t0 t1
-    # One warm-up each (page cache), then alternate so that drift hits both alike.
+    local plain_times=() prob_times=() t0 t1 here=$PWD
+    # One warm-up each (page cache), then alternate so that drift hits both alike. Each binary
+    # runs from its crate's directory, as cargo would run it.
     (cd "$WORK/bench-plain" && "$plain" >/dev/null 2>&1)
     (cd "$WORK/bench-probtest" && "$prob" >/dev/null 2>&1)
     for ((r = 0; r < RUN_REPS; r++)); do
-        t0=$(now_ns); (cd "$WORK/bench-plain" && "$plain" >/dev/null 2>&1); t1=$(now_ns)
-        plain_times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')")
-        t0=$(now_ns); (cd "$WORK/bench-probtest" && "$prob" >/dev/null 2>&1); t1=$(now_ns)
-        prob_times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')")
+        cd "$WORK/bench-plain"
+        t0=$(now_ns); "$plain" >/dev/null 2>&1; t1=$(now_ns)
+        plain_times+=("$(elapsed "$t0" "$t1")")
+        cd "$WORK/bench-probtest"
+        t0=$(now_ns); "$prob" >/dev/null 2>&1; t1=$(now_ns)
+        prob_times+=("$(elapsed "$t0" "$t1")")
     done
+    cd "$here"
     RUN_PLAIN=$(median "${plain_times[@]}")
     RUN_PROB=$(median "${prob_times[@]}")
-    TIMER="date +%s%N loop, median of $RUN_REPS after 1 warm-up (subshell+cd included)"
+    TIMER="$CLOCK loop, alternating, median of $RUN_REPS after 1 warm-up"
 }
 
-# Median seconds of `cargo build --test bench` after touching the test file.
-time_build() { # crate-dir
-    local dir=$1 times=() t0 t1
-    for ((r = 0; r < BUILD_REPS; r++)); do
-        touch "$dir/tests/bench.rs"
-        t0=$(now_ns)
-        (cd "$dir" && cargo build --quiet --test bench)
-        t1=$(now_ns)
-        times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')")
+# One `cargo build --test bench` of a fixture; diagnostics (cargo replays the path
+# dependencies' warnings every time) are shown only when the build fails.
+build_quiet() { # crate-dir cargo-incremental(0|1)
+    if ! (cd "$1" && CARGO_INCREMENTAL=$2 cargo build --quiet --test bench) 2>"$WORK/build.log"; then
+        cat "$WORK/build.log" >&2
+        log "build of $1 failed"
+        exit 1
+    fi
+}
+
+# Median seconds of `cargo build --test bench` after touching the test file, plain and probtest
+# alternating; sets BUILD_PLAIN and BUILD_PROB.
+time_builds() { # cargo-incremental(0|1)
+    local plain_times=() prob_times=() t0 t1 name
+    # Untimed first builds: switching CARGO_INCREMENTAL can rebuild the path dependencies, and
+    # the incremental cache of the test crate gets filled.
+    for name in bench-plain bench-probtest; do
+        touch "$WORK/$name/tests/bench.rs"
+        build_quiet "$WORK/$name" "$1"
     done
-    median "${times[@]}"
+    for ((r = 0; r < BUILD_REPS; r++)); do
+        for name in bench-plain bench-probtest; do
+            touch "$WORK/$name/tests/bench.rs"
+            t0=$(now_ns)
+            build_quiet "$WORK/$name" "$1"
+            t1=$(now_ns)
+            if [[ $name == bench-plain ]]; then
+                plain_times+=("$(elapsed "$t0" "$t1")")
+            else
+                prob_times+=("$(elapsed "$t0" "$t1")")
+            fi
+        done
+    done
+    BUILD_PLAIN=$(median "${plain_times[@]}")
+    BUILD_PROB=$(median "${prob_times[@]}")
 }
 
 # ---------------------------------------------------------------- measurements
 
 log "host: $(nproc) cores, $(rustc --version)"
+# Other work on the machine skews every figure here; say so rather than print quiet numbers.
+LOAD_START=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
+if awk -v l="$LOAD_START" 'BEGIN { exit !(l + 0 > 0.5) }'; then
+    log "warning: load average is $LOAD_START before starting; figures will be noisy"
+fi
 log "building fixtures (dev profile; dependencies compile once into $CARGO_TARGET_DIR)"
 PLAIN_BIN=$(cargo_build "$WORK/bench-plain")
 PROB_BIN=$(cargo_build "$WORK/bench-probtest")
@@ -187,8 +243,12 @@ DEV_RUN_PLAIN=$RUN_PLAIN
 DEV_RUN_PROB=$RUN_PROB
 
 log "timing builds of the test targets ($BUILD_REPS each)"
-BUILD_PLAIN=$(time_build "$WORK/bench-plain")
-BUILD_PROB=$(time_build "$WORK/bench-probtest")
+time_builds 0
+FULL_PLAIN=$BUILD_PLAIN
+FULL_PROB=$BUILD_PROB
+time_builds 1
+INC_PLAIN=$BUILD_PLAIN
+INC_PROB=$BUILD_PROB
 
 if [[ "$RELEASE" == 1 ]]; then
     log "release profile: building fixtures and timing runs"
@@ -202,8 +262,12 @@ if [[ "$RELEASE" == 1 ]]; then
 fi
 
 log "report benchmark: cargo bench -p probtest --bench report"
-REPORT_OUT=$(cd "$ROOT" && env -u CARGO_TARGET_DIR -u CARGO_INCREMENTAL \
-    cargo bench --quiet -p probtest --bench report)
+if ! REPORT_OUT=$(cd "$ROOT" && env -u CARGO_TARGET_DIR -u CARGO_INCREMENTAL \
+    cargo bench --quiet -p probtest --bench report 2>"$WORK/build.log"); then
+    cat "$WORK/build.log" >&2
+    log "cargo bench -p probtest --bench report failed"
+    exit 1
+fi
 printf '%s\n' "$REPORT_OUT" | grep -v '^result ' >&2
 REPORT_LINE=$(grep '^result ' <<<"$REPORT_OUT")
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$REPORT_LINE"; }
@@ -224,11 +288,15 @@ if [[ "$RELEASE" == 1 ]]; then
         "$(secs "$REL_RUN_PLAIN" 3)" "$(secs "$REL_RUN_PROB" 3)" "$(ratio "$REL_RUN_PLAIN" "$REL_RUN_PROB")" "(info)"
 fi
 printf '  %-30s %-10s %-10s %-7s %s\n' "build test target (median)" \
-    "$(secs "$BUILD_PLAIN" 2)" "$(secs "$BUILD_PROB" 2)" "$(ratio "$BUILD_PLAIN" "$BUILD_PROB")" "<= 1.5x"
+    "$(secs "$FULL_PLAIN" 2)" "$(secs "$FULL_PROB" 2)" "$(ratio "$FULL_PLAIN" "$FULL_PROB")" "<= 1.5x"
+printf '  %-30s %-10s %-10s %-7s %s\n' "  same, incremental (median)" \
+    "$(secs "$INC_PLAIN" 2)" "$(secs "$INC_PROB" 2)" "$(ratio "$INC_PLAIN" "$INC_PROB")" "(info)"
 printf '  report %s records: build %s, render %s, json %s   target render < 1s\n' \
     "$(sed ':a; s/\B[0-9]\{3\}\>/,&/; ta' <<<"$REP_RECORDS")" \
     "$(secs "$REP_BUILD" 3)" "$(secs "$REP_RENDER" 3)" "$(secs "$REP_JSON" 3)"
 echo
 echo "  run:   $RUN_TIMER; binaries run directly from the fixture dir, default --test-threads"
-echo "  build: touch tests/bench.rs + cargo build --test bench, deps prebuilt, CARGO_INCREMENTAL=0, median of $BUILD_REPS"
+echo "  build: touch tests/bench.rs + cargo build --test bench, deps prebuilt, median of $BUILD_REPS;"
+echo "         CARGO_INCREMENTAL=0 recompiles the whole test crate, =1 is an unchanged-source rebuild"
 echo "  report: cargo bench -p probtest --bench report (release), median of 5 per step"
+echo "  load average: $LOAD_START at start, $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?') at end"
