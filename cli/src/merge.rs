@@ -65,9 +65,9 @@ pub fn merge(shards: &[(String, Report)]) -> Result<Report, Error> {
         }
         for record in &report.records {
             let key = (
-                record.package.clone(),
-                record.module.clone(),
-                record.case.clone(),
+                record.package.to_string(),
+                record.module.to_string(),
+                record.case.to_string(),
                 record.run,
                 record.attempt,
             );
@@ -107,9 +107,9 @@ mod tests {
 
     fn info(case: &str, line: u32) -> CaseInfo {
         CaseInfo {
-            case: case.to_string(),
-            package: "evals".to_string(),
-            module: "evals::triage".to_string(),
+            case: case.to_string().into(),
+            package: "evals".into(),
+            module: "evals::triage".into(),
             function: "bench_triage".to_string(),
             case_id: case.rsplit("::").next().unwrap_or(case).to_string(),
             file: "tests/evals.rs".to_string(),
@@ -122,9 +122,9 @@ mod tests {
 
     fn record(case: &str, run: u32, outcome: Outcome, cost: f64) -> Record {
         Record {
-            case: case.to_string(),
-            package: "evals".to_string(),
-            module: "evals::triage".to_string(),
+            case: case.to_string().into(),
+            package: "evals".into(),
+            module: "evals::triage".into(),
             run,
             attempt: 1,
             outcome,
@@ -201,7 +201,7 @@ mod tests {
         let order: Vec<(&str, u32)> = merged
             .records
             .iter()
-            .map(|r| (r.case.as_str(), r.run))
+            .map(|r| (r.case.as_ref(), r.run))
             .collect();
         assert_eq!(
             order,

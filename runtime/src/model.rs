@@ -4,6 +4,7 @@
 //! Field names follow the Python plugin's report (`created`, `runs`, `exit_status`, `totals`,
 //! `rows`, `records`), so the two tools can read each other's reports.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
 use std::path::Path;
@@ -110,11 +111,11 @@ impl CaseInfo {
     /// The stand-in for a record whose case is not described anywhere.
     fn unknown(record: &Record) -> CaseInfo {
         CaseInfo {
-            case: record.case.clone(),
-            package: record.package.clone(),
-            module: record.module.clone(),
+            case: record.case.to_string(),
+            package: record.package.to_string(),
+            module: record.module.to_string(),
             function: String::new(),
-            case_id: record.case.clone(),
+            case_id: record.case.to_string(),
             file: String::new(),
             line: 0,
             index: 0,
@@ -164,12 +165,13 @@ pub struct UsageTotals {
 /// One run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Record {
-    /// The row id of the run's case.
-    pub case: String,
+    /// The row id of the run's case. Borrowed from the generated code in the process that ran
+    /// it, so that recording a run allocates no strings for its identity.
+    pub case: Cow<'static, str>,
     /// The package of the run's case.
-    pub package: String,
+    pub package: Cow<'static, str>,
     /// The module of the run's case.
-    pub module: String,
+    pub module: Cow<'static, str>,
     /// 1-based run number.
     pub run: u32,
     /// 1 for the first attempt; 2 and up for nextest retries, which rows do not count.
@@ -351,34 +353,24 @@ impl Report {
         cases: impl IntoIterator<Item = CaseInfo>,
         mut records: Vec<(Record, T)>,
     ) -> (Report, Vec<T>) {
-        let known: HashMap<(String, String, String), CaseInfo> = cases
-            .into_iter()
-            .map(|info| {
-                let (package, module, case) = info.key();
-                (
-                    (package.to_string(), module.to_string(), case.to_string()),
-                    info,
-                )
-            })
-            .collect();
+        let cases: Vec<CaseInfo> = cases.into_iter().collect();
+        let known: HashMap<(&str, &str, &str), &CaseInfo> =
+            cases.iter().map(|info| (info.key(), info)).collect();
         let mut rows: Vec<Row> = Vec::new();
-        let mut row_of: HashMap<(String, String, String), usize> = HashMap::new();
-        for (record, _) in &records {
-            let (package, module, case) = record.key();
-            let key = (package.to_string(), module.to_string(), case.to_string());
-            let index = match row_of.get(&key) {
-                Some(&index) => index,
-                None => {
+        {
+            // Keys borrow from the records: nothing is allocated per record.
+            let mut row_of: HashMap<(&str, &str, &str), usize> = HashMap::new();
+            for (record, _) in &records {
+                let key = record.key();
+                let index = *row_of.entry(key).or_insert_with(|| {
                     let info = known
                         .get(&key)
-                        .cloned()
-                        .unwrap_or_else(|| CaseInfo::unknown(record));
+                        .map_or_else(|| CaseInfo::unknown(record), |info| (*info).clone());
                     rows.push(Row::new(info));
-                    row_of.insert(key, rows.len() - 1);
                     rows.len() - 1
-                }
-            };
-            rows[index].add(record);
+                });
+                rows[index].add(record);
+            }
         }
         rows.sort_by(|a, b| a.info.order_key().cmp(&b.info.order_key()));
         let position: HashMap<(&str, &str, &str), usize> = rows
@@ -479,9 +471,9 @@ pub(crate) fn synthetic_records(cases: usize, runs: u32) -> (Vec<CaseInfo>, Vec<
                 cost: 0.0002,
             };
             records.push(Record {
-                case: info.case.clone(),
-                package: info.package.clone(),
-                module: info.module.clone(),
+                case: info.case.clone().into(),
+                package: info.package.clone().into(),
+                module: info.module.clone().into(),
                 run,
                 attempt: 1,
                 outcome,
@@ -605,8 +597,8 @@ pub(crate) mod tests {
         let (short, case_id) = case.split_once("::").unwrap_or((case, case));
         CaseInfo {
             case: case.to_string(),
-            package: "fixture".to_string(),
-            module: "evals".to_string(),
+            package: "fixture".into(),
+            module: "evals".into(),
             function: format!("bench_{short}"),
             case_id: case_id.to_string(),
             file: "tests/evals.rs".to_string(),
@@ -625,9 +617,9 @@ pub(crate) mod tests {
         usage: Vec<TokenUsage>,
     ) -> Record {
         Record {
-            case: case.to_string(),
-            package: "fixture".to_string(),
-            module: "evals".to_string(),
+            case: case.to_string().into(),
+            package: "fixture".into(),
+            module: "evals".into(),
             run,
             attempt: 1,
             outcome,
@@ -673,7 +665,7 @@ pub(crate) mod tests {
         let cases: Vec<(&str, u32)> = report
             .records
             .iter()
-            .map(|r| (r.case.as_str(), r.run))
+            .map(|r| (r.case.as_ref(), r.run))
             .collect();
         assert_eq!(cases[0], ("classify::a", 1));
         assert_eq!(cases[5], ("classify::b", 4));

@@ -40,6 +40,10 @@ pub struct Case {
     pub(crate) id: &'static str,
     pub(crate) row: &'static str,
     pub(crate) params: &'static [(&'static str, &'static str)],
+    /// Set by the case's first run in this process, which describes the case to the store.
+    seen: AtomicBool,
+    /// The case's identity as the store's start lines spell it, escaped once.
+    identity: OnceLock<String>,
 }
 
 impl Bench {
@@ -118,7 +122,21 @@ impl Case {
             id,
             row,
             params,
+            seen: AtomicBool::new(false),
+            identity: OnceLock::new(),
         }
+    }
+
+    /// The identity fields of the case's store lines (see [`crate::store::identity_fragment`]).
+    pub(crate) fn identity(&self) -> &str {
+        self.identity.get_or_init(|| {
+            crate::store::identity_fragment(self.bench.package(), self.bench.module(), self.row)
+        })
+    }
+
+    /// Whether this is the first call in this process.
+    pub(crate) fn first_sighting(&self) -> bool {
+        !self.seen.swap(true, Ordering::Relaxed)
     }
 }
 

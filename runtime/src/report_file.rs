@@ -587,6 +587,8 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::borrow::Cow;
+
     use crate::model::tests::{info, record};
     use crate::status::Outcome;
     use crate::store::tests::{start_line, temp_sessions};
@@ -612,7 +614,13 @@ mod tests {
             let seq = self.next_seq;
             self.next_seq += 1;
             let info = info(case);
-            let provisional = died_record("fixture".into(), "evals".into(), case.into(), run, 1);
+            let provisional = died_record(
+                "fixture".into(),
+                "evals".into(),
+                case.to_string().into(),
+                run,
+                1,
+            );
             let process = &self.process;
             self.report
                 .apply(
@@ -623,7 +631,9 @@ mod tests {
                         provisional: &provisional,
                     },
                     || {
-                        process.append(&Line::Case { info: info.clone() })?;
+                        process.append(&Line::Case {
+                            info: Cow::Borrowed(&info),
+                        })?;
                         process.append(&start_line(process.proc_id(), case, seq, run))
                     },
                 )
@@ -640,13 +650,7 @@ mod tests {
                         seq,
                         record: &record,
                     },
-                    || {
-                        process.append(&Line::End {
-                            proc: process.proc_id().to_string(),
-                            seq,
-                            record: record.clone(),
-                        })
-                    },
+                    || process.append_end(seq, &record),
                 )
                 .expect("applied");
         }
@@ -852,7 +856,7 @@ mod tests {
                 },
                 || {
                     file.append(&Line::Start {
-                        proc: file.proc_id().to_string(),
+                        proc: file.proc_id().into(),
                         seq,
                         package: "fixture".into(),
                         module: "evals".into(),

@@ -2,6 +2,7 @@
 //! report, when one is asked for) as they happen, and into memory for the summary this process
 //! prints at exit.
 
+use std::borrow::Cow;
 use std::io;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -111,48 +112,50 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
             run,
             started: Instant::now(),
         });
-        let first = !process.cases.iter().any(|known| std::ptr::eq(*known, case));
+        let first = case.first_sighting();
         if first {
             process.cases.push(case);
         }
         (ticket, first)
     };
     if let Some(recorder) = recorder(settings) {
-        let info = case_info(case);
         let bench = case.bench;
-        let mut lines = Vec::with_capacity(2);
-        if first_of_case {
-            lines.push(Line::Case { info: info.clone() });
-        }
-        lines.push(Line::Start {
-            proc: recorder.file.proc_id().to_string(),
-            seq: ticket,
-            package: bench.package().to_string(),
-            module: bench.module().to_string(),
-            case: case.row.to_string(),
-            run,
-            attempt: settings.attempt,
-        });
-        let persist = || lines.iter().try_for_each(|line| recorder.file.append(line));
-        if let Some(report) = &recorder.report {
-            let provisional = store::died_record(
-                bench.package().to_string(),
-                bench.module().to_string(),
-                case.row.to_string(),
-                run,
-                settings.attempt,
-            );
-            let change = Change::Start {
-                proc_id: recorder.file.proc_id(),
-                seq: ticket,
-                info: &info,
-                provisional: &provisional,
-            };
-            if let Err(error) = report.apply(&change, persist) {
-                warn_once("update the session report", &error);
+        // Built only when needed: this runs for every run.
+        let info = (first_of_case || recorder.report.is_some()).then(|| case_info(case));
+        let persist = || {
+            if let (true, Some(info)) = (first_of_case, &info) {
+                recorder.file.append(&Line::Case {
+                    info: Cow::Borrowed(info),
+                })?;
             }
-        } else if let Err(error) = persist() {
-            warn_once("write to the session store", &error);
+            recorder
+                .file
+                .append_start(ticket, case.identity(), run, settings.attempt)
+        };
+        match (&recorder.report, &info) {
+            (Some(report), Some(info)) => {
+                let provisional = store::died_record(
+                    Cow::Borrowed(bench.package()),
+                    Cow::Borrowed(bench.module()),
+                    Cow::Borrowed(case.row),
+                    run,
+                    settings.attempt,
+                );
+                let change = Change::Start {
+                    proc_id: recorder.file.proc_id(),
+                    seq: ticket,
+                    info,
+                    provisional: &provisional,
+                };
+                if let Err(error) = report.apply(&change, persist) {
+                    warn_once("update the session report", &error);
+                }
+            }
+            _ => {
+                if let Err(error) = persist() {
+                    warn_once("write to the session store", &error);
+                }
+            }
         }
     }
     ticket
@@ -163,12 +166,7 @@ pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Endin
     let settings = settings::get(&case.bench.config);
     let record = to_record(case, run, settings.attempt, ending);
     if let Some(recorder) = recorder(settings) {
-        let line = Line::End {
-            proc: recorder.file.proc_id().to_string(),
-            seq: ticket,
-            record: record.clone(),
-        };
-        let persist = || recorder.file.append(&line);
+        let persist = || recorder.file.append_end(ticket, &record);
         if let Some(report) = &recorder.report {
             let change = Change::Finish {
                 proc_id: recorder.file.proc_id(),
@@ -212,25 +210,29 @@ const MESSAGE_LIMIT: usize = 1000;
 fn to_record(case: &'static Case, run: u32, attempt: u32, ending: Ending) -> Record {
     let bench = case.bench;
     // One entry per model keeps a record's size bounded however many calls a run makes.
-    let mut per_model: OrderedMap<UsageTotals> = OrderedMap::default();
-    for usage in &ending.usage {
-        per_model.entry(&usage.model).add(usage);
-    }
-    let usage: Vec<TokenUsage> = per_model
-        .0
-        .into_iter()
-        .map(|(model, totals)| TokenUsage {
-            model,
-            input_tokens: totals.input_tokens,
-            output_tokens: totals.output_tokens,
-            cached_input_tokens: totals.cached_input_tokens,
-            cost: totals.cost,
-        })
-        .collect();
+    let usage: Vec<TokenUsage> = if ending.usage.len() <= 1 {
+        ending.usage
+    } else {
+        let mut per_model: OrderedMap<UsageTotals> = OrderedMap::default();
+        for usage in &ending.usage {
+            per_model.entry(&usage.model).add(usage);
+        }
+        per_model
+            .0
+            .into_iter()
+            .map(|(model, totals)| TokenUsage {
+                model,
+                input_tokens: totals.input_tokens,
+                output_tokens: totals.output_tokens,
+                cached_input_tokens: totals.cached_input_tokens,
+                cost: totals.cost,
+            })
+            .collect()
+    };
     Record {
-        case: case.row.to_string(),
-        package: bench.package().to_string(),
-        module: bench.module().to_string(),
+        case: Cow::Borrowed(case.row),
+        package: Cow::Borrowed(bench.package()),
+        module: Cow::Borrowed(bench.module()),
         run,
         attempt,
         outcome: ending.outcome,
@@ -349,7 +351,7 @@ fn finish_process() {
         return;
     }
     let (cases, records) = take_records();
-    if records.is_empty() {
+    if records.is_empty() || (!settings.summary && settings.json.is_none()) {
         return;
     }
     let report = Report::build(cases, records);

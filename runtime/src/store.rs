@@ -16,6 +16,7 @@
 //! nothing else. A start without an end is a run whose process died: it loads as an error,
 //! never as a pass and never as missing.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
@@ -27,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{CaseInfo, Record};
 use crate::status::Outcome;
+use crate::usage::TokenUsage;
 
 /// Sessions kept in the store; older ones are pruned when a new one starts.
 pub const KEEP_SESSIONS: usize = 20;
@@ -34,36 +36,56 @@ pub const KEEP_SESSIONS: usize = 20;
 /// The message of a run that started and never reported.
 pub const DIED_MESSAGE: &str = "the test process died before the run finished";
 
-/// One line of a process file.
+/// One line of the session file. Written from borrowed data (every run writes two), read back
+/// owned.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "lowercase")]
-pub(crate) enum Line {
+pub(crate) enum Line<'a> {
     /// A process joins the session: whether it runs one test (nextest) or many (libtest), and
     /// the session report it keeps, as the user named it.
     Process {
-        proc: String,
+        proc: Cow<'a, str>,
         per_test: bool,
         #[serde(default)]
-        report: Option<String>,
+        report: Option<Cow<'a, str>>,
     },
     /// A case a process runs, written before its first start.
-    Case { info: CaseInfo },
+    Case { info: Cow<'a, CaseInfo> },
     /// A run is about to execute; `seq` numbers the runs of process `proc`.
     Start {
-        proc: String,
+        proc: Cow<'a, str>,
         seq: u64,
-        package: String,
-        module: String,
-        case: String,
+        package: Cow<'a, str>,
+        module: Cow<'a, str>,
+        case: Cow<'a, str>,
         run: u32,
         attempt: u32,
     },
-    /// The run `seq` of process `proc` finished.
+    /// The run `seq` of process `proc` finished; who and which run it was is on its start.
     End {
-        proc: String,
+        proc: Cow<'a, str>,
         seq: u64,
-        record: Record,
+        outcome: Outcome,
+        #[serde(default)]
+        message: Option<Cow<'a, str>>,
+        #[serde(default)]
+        location: Option<Cow<'a, str>>,
+        elapsed: f64,
+        cost: f64,
+        #[serde(default)]
+        usage: Cow<'a, [TokenUsage]>,
     },
+}
+
+/// The identity fields of a start line, escaped once per case: every run writes them.
+pub(crate) fn identity_fragment(package: &str, module: &str, case: &str) -> String {
+    let json = |text: &str| serde_json::Value::String(text.to_string()).to_string();
+    format!(
+        "\"package\":{},\"module\":{},\"case\":{}",
+        json(package),
+        json(module),
+        json(case)
+    )
 }
 
 /// The file name of a session key: anything but letters, digits, `.`, `_` and `-` becomes `_`.
@@ -255,12 +277,12 @@ impl Session {
         let reader = BufReader::new(File::open(self.runs_file())?);
         let mut data = SessionData::default();
         let mut described: HashSet<(String, String, String)> = HashSet::new();
-        let mut starts: Vec<Line> = Vec::new();
-        let mut ends: HashMap<(String, u64), Record> = HashMap::new();
+        let mut starts: Vec<Line<'static>> = Vec::new();
+        let mut ends: HashMap<(String, u64), Line<'static>> = HashMap::new();
         for line in reader.split(b'\n') {
             let line = line?;
             // Blank separators, and a line torn by a process killed mid-write, do not parse.
-            let Ok(event) = serde_json::from_slice::<Line>(&line) else {
+            let Ok(event) = serde_json::from_slice::<Line<'static>>(&line) else {
                 continue;
             };
             match event {
@@ -268,20 +290,22 @@ impl Session {
                     per_test, report, ..
                 } => {
                     data.per_test |= per_test;
-                    if report.is_some() {
-                        data.report = report;
+                    if let Some(report) = report {
+                        data.report = Some(report.into_owned());
                     }
                 }
                 Line::Case { info } => {
                     let (package, module, case) = info.key();
                     let key = (package.to_string(), module.to_string(), case.to_string());
                     if described.insert(key) {
-                        data.cases.push(info);
+                        data.cases.push(info.into_owned());
                     }
                 }
                 start @ Line::Start { .. } => starts.push(start),
-                Line::End { proc, seq, record } => {
-                    ends.insert((proc, seq), record);
+                end @ Line::End { .. } => {
+                    if let Line::End { proc, seq, .. } = &end {
+                        ends.insert((proc.to_string(), *seq), end);
+                    }
                 }
             }
         }
@@ -298,12 +322,33 @@ impl Session {
             else {
                 continue;
             };
+            let proc = proc.into_owned();
             match ends.remove(&(proc.clone(), seq)) {
-                Some(record) => {
-                    data.records.push(record);
+                Some(Line::End {
+                    outcome,
+                    message,
+                    location,
+                    elapsed,
+                    cost,
+                    usage,
+                    ..
+                }) => {
+                    data.records.push(Record {
+                        case,
+                        package,
+                        module,
+                        run,
+                        attempt,
+                        outcome,
+                        message: message.map(Cow::into_owned),
+                        location: location.map(Cow::into_owned),
+                        elapsed,
+                        cost,
+                        usage: usage.into_owned(),
+                    });
                     data.open.push(None);
                 }
-                None => {
+                _ => {
                     data.records
                         .push(died_record(package, module, case, run, attempt));
                     data.open.push(Some((proc, seq)));
@@ -316,9 +361,9 @@ impl Session {
 
 /// The record of a run that started and never finished.
 pub(crate) fn died_record(
-    package: String,
-    module: String,
-    case: String,
+    package: Cow<'static, str>,
+    module: Cow<'static, str>,
+    case: Cow<'static, str>,
     run: u32,
     attempt: u32,
 ) -> Record {
@@ -381,6 +426,12 @@ fn prune(sessions_dir: &Path, keep: usize, current: &str) -> io::Result<()> {
 pub(crate) struct ProcessFile {
     file: Mutex<File>,
     proc_id: String,
+    /// Whether to take the file lock for each line: only when other processes of the session
+    /// run at the same time, as nextest's do. The processes of a `cargo test` run one after
+    /// another, and this process's own threads take turns at `file`'s mutex; O_APPEND also
+    /// puts each single write whole at the end of the file on local file systems. The lock
+    /// costs two system calls a line, as much as a short test's own bookkeeping.
+    lock_lines: bool,
 }
 
 impl ProcessFile {
@@ -398,11 +449,12 @@ impl ProcessFile {
         let process = ProcessFile {
             file: Mutex::new(file),
             proc_id: format!("{}-{}", std::process::id(), now_nanos()),
+            lock_lines: per_test,
         };
         process.append(&Line::Process {
-            proc: process.proc_id.clone(),
+            proc: Cow::Borrowed(&process.proc_id),
             per_test,
-            report,
+            report: report.map(Cow::Owned),
         })?;
         Ok(process)
     }
@@ -416,12 +468,69 @@ impl ProcessFile {
     pub(crate) fn append(&self, line: &Line) -> io::Result<()> {
         let mut bytes = vec![b'\n'];
         serde_json::to_writer(&mut bytes, line).map_err(io::Error::other)?;
+        self.write_line(&bytes)
+    }
+
+    /// Appends a run's start line. Formatted by hand from the case's escaped `identity` (see
+    /// [`identity_fragment`]): every run writes one, and the generic serializer costs more than
+    /// a short test in the unoptimized builds tests run in.
+    pub(crate) fn append_start(
+        &self,
+        seq: u64,
+        identity: &str,
+        run: u32,
+        attempt: u32,
+    ) -> io::Result<()> {
+        use std::fmt::Write as _;
+        let mut line = String::with_capacity(96 + identity.len());
+        let _ = write!(
+            line,
+            "\n{{\"t\":\"start\",\"proc\":\"{}\",\"seq\":{seq},{identity},\"run\":{run},\"attempt\":{attempt}}}",
+            self.proc_id
+        );
+        self.write_line(line.as_bytes())
+    }
+
+    /// Appends a run's end line, by hand for a plain run (see [`ProcessFile::append_start`]);
+    /// messages and usage go through the serializer.
+    pub(crate) fn append_end(&self, seq: u64, record: &Record) -> io::Result<()> {
+        use std::fmt::Write as _;
+        let outcome = match record.outcome {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::Error => "error",
+        };
+        let mut line = String::with_capacity(128);
+        let _ = write!(
+            line,
+            "\n{{\"t\":\"end\",\"proc\":\"{}\",\"seq\":{seq},\"outcome\":\"{outcome}\",\"elapsed\":{:?},\"cost\":{:?}",
+            self.proc_id, record.elapsed, record.cost
+        );
+        let mut bytes = line.into_bytes();
+        for (name, value) in [("message", &record.message), ("location", &record.location)] {
+            if let Some(text) = value {
+                bytes.extend_from_slice(format!(",\"{name}\":").as_bytes());
+                serde_json::to_writer(&mut bytes, text).map_err(io::Error::other)?;
+            }
+        }
+        if !record.usage.is_empty() {
+            bytes.extend_from_slice(b",\"usage\":");
+            serde_json::to_writer(&mut bytes, &record.usage).map_err(io::Error::other)?;
+        }
+        bytes.push(b'}');
+        self.write_line(&bytes)
+    }
+
+    fn write_line(&self, bytes: &[u8]) -> io::Result<()> {
         let file = self
             .file
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
+        if !self.lock_lines {
+            return (&*file).write_all(bytes);
+        }
         file.lock()?;
-        let written = (&*file).write_all(&bytes);
+        let written = (&*file).write_all(bytes);
         let unlocked = file.unlock();
         written.and(unlocked)
     }
@@ -431,6 +540,7 @@ impl ProcessFile {
 pub(crate) mod tests {
     use super::*;
     use crate::model::tests::{info, record};
+    use crate::usage::TokenUsage;
 
     pub(crate) fn temp_sessions(name: &str) -> PathBuf {
         let dir =
@@ -448,7 +558,7 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn start_line(proc: &str, case: &str, seq: u64, run: u32) -> Line {
+    pub(crate) fn start_line<'a>(proc: &'a str, case: &'a str, seq: u64, run: u32) -> Line<'a> {
         Line::Start {
             proc: proc.into(),
             seq,
@@ -518,20 +628,14 @@ pub(crate) mod tests {
         let id = first.proc_id().to_string();
         first
             .append(&Line::Case {
-                info: info("classify::a"),
+                info: Cow::Owned(info("classify::a")),
             })
             .expect("written");
         first
             .append(&start_line(&id, "classify::a", 0, 1))
             .expect("written");
         let pass = record("classify::a", 1, Outcome::Pass, 0.0, vec![]);
-        first
-            .append(&Line::End {
-                proc: id.clone(),
-                seq: 0,
-                record: pass,
-            })
-            .expect("written");
+        first.append_end(0, &pass).expect("written");
         first
             .append(&start_line(&id, "classify::a", 1, 2))
             .expect("written");
@@ -546,13 +650,7 @@ pub(crate) mod tests {
             .append(&start_line(&other, "classify::a", 0, 3))
             .expect("written");
         let fail = record("classify::a", 3, Outcome::Fail, 0.0, vec![]);
-        second
-            .append(&Line::End {
-                proc: other,
-                seq: 0,
-                record: fail,
-            })
-            .expect("written");
+        second.append_end(0, &fail).expect("written");
 
         let data = session.load().expect("loads");
         assert_eq!(data.report.as_deref(), Some("r.json"));
@@ -565,6 +663,35 @@ pub(crate) mod tests {
         );
         assert_eq!(data.records[1].message.as_deref(), Some(DIED_MESSAGE));
         assert_eq!(data.open[1], Some((id, 1)));
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn hand_formatted_lines_read_back_as_the_records_they_came_from() {
+        let sessions = temp_sessions("lines");
+        let session = Session::new(&sessions, "s");
+        let process = ProcessFile::create(session.clone(), false, None).expect("created");
+        let case = "classify::a \"quoted\" \\ case";
+        let identity = identity_fragment("fixture", "evals", case);
+        let usage = TokenUsage {
+            model: "m".into(),
+            input_tokens: 3,
+            cost: 0.25,
+            ..Default::default()
+        };
+        let mut failing = record(case, 2, Outcome::Fail, 0.75, vec![usage]);
+        failing.message = Some("assertion `left == right` failed: \"x\"\n".into());
+        failing.location = Some("tests/evals.rs:10:5".into());
+        failing.elapsed = 1.5e-7;
+        let passing = record(case, 3, Outcome::Pass, 0.0, vec![]);
+        for (seq, written) in [(0, &failing), (1, &passing)] {
+            process
+                .append_start(seq, &identity, written.run, 1)
+                .expect("written");
+            process.append_end(seq, written).expect("written");
+        }
+        let data = session.load().expect("loads");
+        assert_eq!(data.records, [failing, passing]);
         let _ = fs::remove_dir_all(sessions);
     }
 
