@@ -107,7 +107,7 @@ mod tests {
 
     fn info(case: &str, line: u32) -> CaseInfo {
         CaseInfo {
-            case: case.to_string().into(),
+            case: case.to_string(),
             package: "evals".into(),
             module: "evals::triage".into(),
             function: "bench_triage".to_string(),
