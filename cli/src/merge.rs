@@ -91,7 +91,12 @@ pub fn merge(shards: &[(String, Report)]) -> Result<Report, Error> {
             records.push(record.clone());
         }
     }
-    Ok(Report::build(cases, records))
+    // Every shard of one session was judged with the same settings; the first one's stand.
+    let config = shards
+        .first()
+        .map(|(_, report)| report.stats_config.clone())
+        .unwrap_or_default();
+    Ok(Report::build(cases, records, &config))
 }
 
 /// Whether a row's description is the stand-in [`Report::build`] makes for a record whose case
@@ -117,6 +122,7 @@ mod tests {
             index: 0,
             runs: 3,
             params: OrderedMap(vec![("text".to_string(), format!("{case:?}"))]),
+            gate: None,
         }
     }
 
@@ -143,7 +149,10 @@ mod tests {
     }
 
     fn shard(name: &str, cases: Vec<CaseInfo>, records: Vec<Record>) -> (String, Report) {
-        (name.to_string(), Report::build(cases, records))
+        (
+            name.to_string(),
+            Report::build(cases, records, &probtest::stats::StatsConfig::default()),
+        )
     }
 
     #[test]

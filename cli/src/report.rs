@@ -78,7 +78,11 @@ pub fn load_json(path: &Path) -> Result<Report, Error> {
 /// The report rebuilt from its records: rows and totals are recomputed, never taken from the
 /// stored (rounded) numbers.
 pub fn rebuild(report: &Report) -> Report {
-    Report::build(report.cases().cloned(), report.records.clone())
+    Report::build(
+        report.cases().cloned(),
+        report.records.clone(),
+        &report.stats_config,
+    )
 }
 
 /// The session `id` under `sessions`, or the latest one without an id.
@@ -126,7 +130,10 @@ pub fn load_session(session: &Session) -> Result<(Report, Option<String>), Error
             format!("cannot read {} ({error})", session.dir().display()),
         )
     })?;
-    Ok((Report::build(data.cases, data.records), data.report))
+    Ok((
+        Report::build(data.cases, data.records, &data.stats),
+        data.report,
+    ))
 }
 
 /// Writes a report as JSON, with an error naming the file.

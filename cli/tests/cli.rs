@@ -42,6 +42,7 @@ fn info(case: &str, line: u32) -> CaseInfo {
         index: 0,
         runs: 4,
         params: OrderedMap(vec![("text".to_string(), format!("{id:?}"))]),
+        gate: None,
     }
 }
 
@@ -70,7 +71,7 @@ fn record(case: &str, run: u32, outcome: Outcome) -> Record {
 /// Writes a report built from these records, as probtest writes it.
 fn write_report(path: &Path, records: Vec<Record>) {
     let cases = vec![info("triage::refund", 10), info("triage::order", 20)];
-    let report = Report::build(cases, records);
+    let report = Report::build(cases, records, &probtest::stats::StatsConfig::default());
     let text = serde_json::to_string_pretty(&report).expect("serializes");
     std::fs::write(path, text).expect("written");
 }
@@ -160,11 +161,19 @@ fn report_renders_the_rows_of_a_json_report() {
     assert!(text.contains(" probability "), "{text}");
     assert_eq!(
         row(&text, "triage::refund"),
-        ["triage::refund", "2/2", "$0.5000"]
+        ["triage::refund", "2/2", "[16%,", "100%]", "$0.5000"]
     );
     assert_eq!(
         row(&text, "triage::order"),
-        ["triage::order", "1/2", "$0.5000", "FLAKY"]
+        [
+            "triage::order",
+            "1/2",
+            "[",
+            "1%,",
+            "99%]",
+            "$0.5000",
+            "FLAKY"
+        ]
     );
     assert!(text.contains("Overall: 3/4 passed (75%)"), "{text}");
     assert!(
@@ -202,7 +211,7 @@ fn report_recomputes_rows_and_writes_json_out() {
     let text = stdout(&output);
     assert_eq!(
         row(&text, "triage::refund"),
-        ["triage::refund", "2/2", "$0.5000"]
+        ["triage::refund", "2/2", "[16%,", "100%]", "$0.5000"]
     );
     assert!(text.contains("Overall: 3/4 passed (75%)"), "{text}");
     assert!(text.contains("Report:  out/again.json"), "{text}");
@@ -234,11 +243,21 @@ fn merge_combines_two_shards_and_recomputes_rows() {
     let text = stdout(&output);
     assert_eq!(
         row(&text, "triage::refund"),
-        ["triage::refund", "4/4", "$1.0000"]
+        ["triage::refund", "4/4", "[40%,", "100%]", "$1.0000"]
     );
     assert_eq!(
         row(&text, "triage::order"),
-        ["triage::order", "1/4", "$1.0000", "FLAKY", "(1", "errored)"]
+        [
+            "triage::order",
+            "1/4",
+            "[",
+            "1%,",
+            "81%]",
+            "$1.0000",
+            "FLAKY",
+            "(1",
+            "errored)"
+        ]
     );
     assert!(
         text.contains("Overall: 5/8 passed (62%), 1 errored"),
@@ -452,7 +471,15 @@ fn report_renders_the_latest_session_or_a_named_one() {
     // The run that never finished counts as an error.
     assert_eq!(
         row(&text, "triage::refund"),
-        ["triage::refund", "2/3", "$0.5000", "1", "ERRORED"]
+        [
+            "triage::refund",
+            "2/3",
+            "[9%,",
+            "99%]",
+            "$0.5000",
+            "1",
+            "ERRORED"
+        ]
     );
 
     let output = cargo_probtest(
@@ -492,7 +519,16 @@ fn report_renders_the_latest_session_or_a_named_one() {
     let text = stdout(&output);
     assert_eq!(
         row(&text, "triage::refund"),
-        ["triage::refund", "0/2", "$0.2500", "FAIL", "(1", "errored)"]
+        [
+            "triage::refund",
+            "0/2",
+            "[0%,",
+            "84%]",
+            "$0.2500",
+            "FAIL",
+            "(1",
+            "errored)"
+        ]
     );
     assert!(text.contains("Report:  older.json"), "{text}");
     let written =

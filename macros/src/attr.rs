@@ -9,13 +9,24 @@ use syn::spanned::Spanned;
 use syn::{bracketed, parenthesized, Expr, Ident, LitStr, Token};
 
 /// The keys `#[probability(...)]` accepts, in the order error messages list them.
-pub(crate) const ACCEPTED_KEYS: &[&str] = &["runs", "params"];
+pub(crate) const ACCEPTED_KEYS: &[&str] = &[
+    "runs",
+    "params",
+    "min_rate",
+    "min_passes",
+    "confidence",
+    "method",
+    "prior",
+];
 
 /// Everything written inside `#[probability(...)]`.
 #[derive(Default)]
 pub(crate) struct Attr {
     pub(crate) runs: Option<RunsArg>,
     pub(crate) params: Option<Vec<Group>>,
+    /// The gate's keys (`min_rate`, `min_passes`, `confidence`, `method`, `prior`) in written
+    /// order, with the key's identifier for errors.
+    pub(crate) gate: Vec<(Ident, Expr)>,
     /// Problems found while parsing; validation adds its own later.
     pub(crate) errors: Vec<syn::Error>,
 }
@@ -69,6 +80,13 @@ impl Parse for Attr {
                     let groups = parse_groups(&content, &mut attr.errors)?;
                     if attr.params.is_none() {
                         attr.params = Some(groups);
+                    }
+                }
+                "min_rate" | "min_passes" | "confidence" | "method" | "prior" => {
+                    input.parse::<Token![=]>()?;
+                    let value: Expr = input.parse()?;
+                    if !attr.gate.iter().any(|(known, _)| *known == key) {
+                        attr.gate.push((key, value));
                     }
                 }
                 _ => {

@@ -19,7 +19,7 @@ use syn::Ident;
 
 use crate::ast::BenchFn;
 use crate::settings::{Settings, TRACKED_ENV};
-use crate::valid::Model;
+use crate::valid::{GateRule, Model};
 
 /// The assertion macros that are routed through probtest so that a failed assertion is told
 /// apart from any other panic.
@@ -227,6 +227,43 @@ fn data_module(
     });
     let span = name.span();
     let line = quote_spanned!(span=> ::core::line!());
+    let gate = match &model.gate {
+        Some(gate) => {
+            let some = |value: Option<TokenStream>| match value {
+                Some(value) => quote!(::core::option::Option::Some(#value)),
+                None => quote!(::core::option::Option::None),
+            };
+            let rule = match gate.rule {
+                GateRule::MinRate(bar) => quote!(::probtest::stats::Rule::MinRate(#bar)),
+                GateRule::MinPasses(bar) => quote!(::probtest::stats::Rule::MinPasses(#bar)),
+            };
+            let method = some(gate.method.as_deref().map(|method| {
+                let variant = format_ident!(
+                    "{}",
+                    match method {
+                        "wilson" => "Wilson",
+                        "bayes" => "Bayes",
+                        _ => "Exact",
+                    }
+                );
+                quote!(::probtest::stats::Method::#variant)
+            }));
+            let level = some(gate.level.map(|level| quote!(#level)));
+            let prior = some(
+                gate.prior
+                    .map(|(a, b)| quote!(::probtest::stats::Prior { a: #a, b: #b })),
+            );
+            quote!(::core::option::Option::Some(::probtest::stats::GateSpec {
+                rule: #rule, method: #method, level: #level, prior: #prior,
+            }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let entries = settings
+        .config
+        .entries
+        .iter()
+        .map(|(key, value)| quote!((#key, #value)));
     quote! {
         #[cfg(test)]
         #[doc(hidden)]
@@ -240,7 +277,9 @@ fn data_module(
                 #(let _ = ::core::include_bytes!(#tracked_files);)*
             };
             pub(super) static BENCH: ::probtest::__private::Bench = ::probtest::__private::Bench::new(
-                ::core::env!("CARGO_PKG_NAME"), #function, ::core::module_path!(), ::core::file!(), #line, #runs, #case_count, #json, #delay, #root,
+                ::core::env!("CARGO_PKG_NAME"), #function, ::core::module_path!(), ::core::file!(), #line, #runs, #case_count,
+                ::probtest::__private::Config::new(#json, #delay, #root, &[#(#entries),*]),
+                #gate,
             );
             ::probtest::__private::ctor::declarative::ctor! {
                 #[ctor(unsafe, anonymous)]

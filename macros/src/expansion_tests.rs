@@ -82,6 +82,59 @@ fn transposed_items_lead_with_the_run() {
 }
 
 #[test]
+fn a_gate_is_a_static_spec_of_the_bench() {
+    let text = expand(
+        quote!(
+            runs = 20,
+            min_rate = 0.8,
+            confidence = 0.9,
+            method = "wilson",
+            prior = [0.5, 0.5]
+        ),
+        quote!(
+            fn bench_gated() {}
+        ),
+        &Settings::default(),
+    );
+    assert!(
+        text.contains("rule: ::probtest::stats::Rule::MinRate(0.8f64)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("method: ::core::option::Option::Some(::probtest::stats::Method::Wilson)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("level: ::core::option::Option::Some(0.9f64)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a: 0.5f64,") && text.contains("b: 0.5f64,"),
+        "{text}"
+    );
+}
+
+#[test]
+fn config_statistics_keys_travel_as_text() {
+    let mut settings = Settings::default();
+    settings.config.entries = vec![
+        ("confidence".into(), "0.9".into()),
+        ("metrics".into(), "pass^3,pass@5".into()),
+    ];
+    let text = expand(
+        quote!(),
+        quote!(
+            fn bench_x() {}
+        ),
+        &settings,
+    );
+    assert!(
+        text.contains(r#"&[("confidence", "0.9"), ("metrics", "pass^3,pass@5")]"#),
+        "{text}"
+    );
+}
+
+#[test]
 fn environment_runs_override_the_attribute() {
     let settings = Settings {
         env_runs: Some(2),

@@ -10,7 +10,34 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 /// Keys accepted in `[package.metadata.probtest]` and `[workspace.metadata.probtest]`.
-pub(crate) const CONFIG_KEYS: &[&str] = &["runs", "json", "delay", "transpose"];
+pub(crate) const CONFIG_KEYS: &[&str] = &[
+    "runs",
+    "json",
+    "delay",
+    "transpose",
+    "method",
+    "confidence",
+    "prior",
+    "intervals",
+    "min_rate",
+    "undecided",
+    "errors",
+    "metrics",
+    "explain",
+];
+
+/// Config keys the runtime reads, with its environment variables, from their text.
+const RUNTIME_KEYS: &[&str] = &[
+    "method",
+    "confidence",
+    "prior",
+    "intervals",
+    "min_rate",
+    "undecided",
+    "errors",
+    "metrics",
+    "explain",
+];
 
 /// Environment variables read at expansion time.
 pub(crate) const TRACKED_ENV: &[&str] = &["PROB_RUNS", "PROB_TRANSPOSE"];
@@ -38,6 +65,8 @@ pub(crate) struct Config {
     pub(crate) json: Option<String>,
     pub(crate) delay: Option<f64>,
     pub(crate) transpose: Option<bool>,
+    /// The statistics keys as text, for the runtime to parse like their environment variables.
+    pub(crate) entries: Vec<(String, String)>,
 }
 
 impl Settings {
@@ -214,6 +243,31 @@ fn apply_table(
                         format!("{} must be true or false, got {value}", at(key))
                     })?);
             }
+            key if RUNTIME_KEYS.contains(&key) => {
+                let text = match value {
+                    toml::Value::String(text) => text.clone(),
+                    toml::Value::Integer(number) => number.to_string(),
+                    toml::Value::Float(number) => number.to_string(),
+                    toml::Value::Boolean(flag) => flag.to_string(),
+                    toml::Value::Array(items) => items
+                        .iter()
+                        .map(|item| match item {
+                            toml::Value::String(text) => text.clone(),
+                            other => other.to_string(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    other => {
+                        return Err(format!(
+                            "{} must be a string, number, boolean or list, got {other}",
+                            at(key)
+                        ))
+                    }
+                };
+                // The package's table is applied last and wins.
+                config.entries.retain(|(known, _)| known != key);
+                config.entries.push((key.to_string(), text));
+            }
             other => {
                 return Err(format!(
                 "{}: unknown key `{other}` in [{section}.metadata.probtest]; expected one of: {}",
@@ -343,6 +397,29 @@ mod tests {
     }
 
     #[test]
+    fn statistics_keys_are_kept_as_text_for_the_runtime() {
+        let dir = temp_dir("stats");
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"m\"\n[package.metadata.probtest]\nconfidence = 0.9\nprior = [1, 2]\nmetrics = [\"pass^3\", \"pass@5\"]\nexplain = true\n",
+        )
+        .expect("write");
+        let settings = load_uncached(Some(&dir), env_of(&[])).expect("valid");
+        let text = |key: &str| {
+            settings
+                .config
+                .entries
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(text("confidence"), Some("0.9"));
+        assert_eq!(text("prior"), Some("1,2"));
+        assert_eq!(text("metrics"), Some("pass^3,pass@5"));
+        assert_eq!(text("explain"), Some("true"));
+    }
+
+    #[test]
     fn bad_config_values_name_file_key_and_value() {
         let dir = temp_dir("bad");
         std::fs::write(
@@ -366,7 +443,7 @@ mod tests {
         let err = load_uncached(Some(&dir), env_of(&[])).unwrap_err();
         assert!(err.contains("unknown key `run`"), "{err}");
         assert!(
-            err.contains("expected one of: runs, json, delay, transpose"),
+            err.contains("expected one of: runs, json, delay, transpose, method,"),
             "{err}"
         );
     }

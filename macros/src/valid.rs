@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use quote::ToTokens;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, Lit};
+use syn::{Expr, ExprLit, Ident, Lit};
 
 use crate::ast::BenchFn;
 use crate::attr::{Attr, Group};
@@ -14,9 +14,24 @@ use crate::settings::Settings;
 
 /// A validated bench function, ready for expansion.
 pub(crate) struct Model {
+    /// The case's own gate, if the attribute gives one.
+    pub(crate) gate: Option<Gate>,
     pub(crate) runs: u32,
     pub(crate) transpose: bool,
     pub(crate) cases: Vec<Case>,
+}
+
+/// A gate as the attribute writes it; what it leaves out falls back to the session's settings.
+pub(crate) struct Gate {
+    pub(crate) rule: GateRule,
+    pub(crate) method: Option<String>,
+    pub(crate) level: Option<f64>,
+    pub(crate) prior: Option<(f64, f64)>,
+}
+
+pub(crate) enum GateRule {
+    MinRate(f64),
+    MinPasses(u64),
 }
 
 impl Model {
@@ -57,11 +72,14 @@ pub(crate) fn validate(
     check_signature(func, &mut errors);
     let groups = attr.params.unwrap_or_default();
     check_groups(&groups, func, &mut errors);
+    let runs = settings.runs(attribute_runs);
+    let gate = check_gate(&attr.gate, runs, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
     Ok(Model {
-        runs: settings.runs(attribute_runs),
+        gate,
+        runs,
         transpose: settings.transpose,
         cases: build_cases(&groups, func),
     })
@@ -82,6 +100,147 @@ fn check_runs(value: &Expr) -> Result<u32, syn::Error> {
         },
         other => Err(syn::Error::new(other.span(), expected)),
     }
+}
+
+/// A number literal (`0.9`, `1`), or `None` with an error on anything else.
+fn number(value: &Expr, key: &str, errors: &mut Vec<syn::Error>) -> Option<f64> {
+    let parsed = match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Float(f), ..
+        }) => f.base10_parse::<f64>().ok(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse::<f64>().ok(),
+        _ => None,
+    };
+    if parsed.is_none() {
+        errors.push(syn::Error::new_spanned(
+            value,
+            format!("`{key}` expects a number literal"),
+        ));
+    }
+    parsed
+}
+
+/// A fraction strictly between 0 and 1; a percentage gets the fraction it probably meant.
+fn fraction(value: &Expr, key: &str, errors: &mut Vec<syn::Error>) -> Option<f64> {
+    let number = number(value, key, errors)?;
+    if number > 0.0 && number < 1.0 {
+        return Some(number);
+    }
+    let hint = if number > 1.0 && number < 100.0 {
+        format!("; did you mean `{key} = {}`?", number / 100.0)
+    } else {
+        String::new()
+    };
+    errors.push(syn::Error::new_spanned(
+        value,
+        format!("`{key}` must be strictly between 0 and 1{hint}"),
+    ));
+    None
+}
+
+fn check_gate(keys: &[(Ident, Expr)], runs: u32, errors: &mut Vec<syn::Error>) -> Option<Gate> {
+    let mut rule: Option<(String, GateRule)> = None;
+    let (mut method, mut level, mut prior) = (None, None, None);
+    for (key, value) in keys {
+        let name = key.to_string();
+        match name.as_str() {
+            "min_rate" | "min_passes" => {
+                if let Some((first, _)) = &rule {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        format!(
+                            "`{name}` and `{first}` cannot be used together: a gate has one rule"
+                        ),
+                    ));
+                    continue;
+                }
+                let parsed = if name == "min_rate" {
+                    fraction(value, "min_rate", errors).map(GateRule::MinRate)
+                } else {
+                    match value {
+                        Expr::Lit(ExprLit {
+                            lit: Lit::Int(int), ..
+                        }) => match int.base10_parse::<u64>() {
+                            Ok(0) | Err(_) => {
+                                errors.push(syn::Error::new_spanned(
+                                    value,
+                                    "`min_passes` must be a whole number of at least 1",
+                                ));
+                                None
+                            }
+                            Ok(bar) if bar > u64::from(runs) => {
+                                errors.push(syn::Error::new_spanned(
+                                    value,
+                                    format!("`min_passes = {bar}` can never pass: each case has {runs} runs"),
+                                ));
+                                None
+                            }
+                            Ok(bar) => Some(GateRule::MinPasses(bar)),
+                        },
+                        _ => {
+                            errors.push(syn::Error::new_spanned(value, "`min_passes` expects a whole number literal such as `min_passes = 8`"));
+                            None
+                        }
+                    }
+                };
+                if let Some(parsed) = parsed {
+                    rule = Some((name, parsed));
+                }
+            }
+            "confidence" => level = fraction(value, "confidence", errors),
+            "method" => match value {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(text),
+                    ..
+                }) if ["exact", "wilson", "bayes"].contains(&text.value().as_str()) => {
+                    method = Some(text.value());
+                }
+                _ => errors.push(syn::Error::new_spanned(
+                    value,
+                    "`method` expects \"exact\", \"wilson\" or \"bayes\"",
+                )),
+            },
+            "prior" => {
+                let elements: Vec<&Expr> = match value {
+                    Expr::Array(array) => array.elems.iter().collect(),
+                    Expr::Tuple(tuple) => tuple.elems.iter().collect(),
+                    _ => Vec::new(),
+                };
+                let mut ignored = Vec::new();
+                let numbers: Vec<f64> = elements
+                    .iter()
+                    .filter_map(|e| number(e, "prior", &mut ignored))
+                    .collect();
+                match numbers[..] {
+                    [a, b] if elements.len() == 2 && a > 0.0 && b > 0.0 => prior = Some((a, b)),
+                    _ => errors.push(syn::Error::new_spanned(
+                        value,
+                        "`prior` expects two positive numbers, `prior = [a, b]` for a Beta(a, b) prior",
+                    )),
+                }
+            }
+            _ => {}
+        }
+    }
+    if rule.is_none() {
+        for (key, _) in keys
+            .iter()
+            .filter(|(key, _)| !(*key == "min_rate" || *key == "min_passes"))
+        {
+            errors.push(syn::Error::new(
+                key.span(),
+                format!("`{key}` sets how a gate judges; add `min_rate` or `min_passes`"),
+            ));
+        }
+    }
+    rule.map(|(_, rule)| Gate {
+        rule,
+        method,
+        level,
+        prior,
+    })
 }
 
 fn check_signature(func: &BenchFn, errors: &mut Vec<syn::Error>) {

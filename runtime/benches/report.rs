@@ -27,7 +27,11 @@ fn sample(cases: usize, runs: u32, dir: &std::path::Path) -> Sample {
     assert_eq!(records.len(), cases * runs as usize);
 
     let start = Instant::now();
-    let report = std::hint::black_box(probtest::Report::build(infos, records));
+    let report = std::hint::black_box(probtest::Report::build(
+        infos,
+        records,
+        &probtest::stats::StatsConfig::default(),
+    ));
     let build = start.elapsed();
 
     let start = Instant::now();

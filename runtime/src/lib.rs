@@ -137,6 +137,7 @@
 extern crate self as probtest;
 
 mod assertions;
+mod explain;
 mod model;
 mod registry;
 mod render;
@@ -187,7 +188,7 @@ pub use probtest_macros::teardown;
 /// What generated code calls. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::registry::{register_bench, register_hook, Bench, Case, Hook};
+    pub use crate::registry::{register_bench, register_hook, Bench, Case, Config, Hook};
     pub use crate::runner::{run, run_async, BenchReturn};
     pub use crate::usage::fields;
     pub use ctor;

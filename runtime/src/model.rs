@@ -13,6 +13,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::stats::{ErrorPolicy, GateResult, GateSpec, Interval, Rule, StatsConfig};
 use crate::status::{status_text, Outcome, Status};
 use crate::usage::TokenUsage;
 
@@ -32,14 +33,37 @@ pub struct Report {
     pub created: String,
     /// The largest number of runs configured for any case.
     pub runs: u32,
-    /// 0 when every run passed, 1 otherwise.
+    /// 0 when the session passes, 1 when it fails: an ungated case with a failed or errored
+    /// run, or a gate that FAILs (or is UNDECIDED under the `fail` policy).
     pub exit_status: i32,
+    /// The statistics settings the rows were judged with.
+    #[serde(default)]
+    pub stats_config: StatsConfig,
     /// Counts, cost and usage over every run.
     pub totals: Totals,
     /// One row per case, in source order.
     pub rows: Vec<Row>,
+    /// Per-function means of the metrics.
+    #[serde(default)]
+    pub aggregates: Vec<Aggregate>,
+    /// Gates that cannot pass even if every run passes, one line each.
+    #[serde(default)]
+    pub warnings: Vec<String>,
     /// Every run, in row order then run order.
     pub records: Vec<Record>,
+}
+
+/// A function's metrics: the mean over its cases that have enough runs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Aggregate {
+    /// The bench function.
+    pub function: String,
+    /// Its module.
+    pub module: String,
+    /// Mean of each metric over the cases that have at least k runs.
+    pub metrics: OrderedMap<f64>,
+    /// Per metric, the cases left out for having fewer than k runs.
+    pub left_out: OrderedMap<u64>,
 }
 
 /// Counts, cost and usage over a set of runs.
@@ -88,6 +112,21 @@ pub struct CaseInfo {
     pub runs: u32,
     /// Each argument's value as written in `params(...)`.
     pub params: OrderedMap<String>,
+    /// The case's own gate, from its attribute (a row's `gate` holds the verdict).
+    #[serde(default, rename = "gate_spec", skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateSpec>,
+}
+
+/// A case's own gate, else the session's `min_rate` for every case without one.
+pub(crate) fn effective_gate(own: Option<GateSpec>, config: &StatsConfig) -> Option<GateSpec> {
+    own.or_else(|| {
+        config.min_rate.map(|bar| GateSpec {
+            rule: Rule::MinRate(bar),
+            method: None,
+            level: None,
+            prior: None,
+        })
+    })
 }
 
 impl CaseInfo {
@@ -121,6 +160,7 @@ impl CaseInfo {
             index: 0,
             runs: 0,
             params: OrderedMap::default(),
+            gate: None,
         }
     }
 }
@@ -147,6 +187,15 @@ pub struct Row {
     pub cost: f64,
     /// Token usage per model.
     pub usage: OrderedMap<UsageTotals>,
+    /// The interval on the case's pass probability, unrounded.
+    #[serde(default)]
+    pub ci: Option<Interval>,
+    /// The case's gate and its verdict, when it has one.
+    #[serde(default)]
+    pub gate: Option<GateResult>,
+    /// The metrics asked for; a case with fewer than k runs has none for k.
+    #[serde(default)]
+    pub metrics: OrderedMap<f64>,
 }
 
 /// Aggregated token usage of one model.
@@ -251,6 +300,9 @@ impl Row {
             status: Status::Error,
             cost: 0.0,
             usage: OrderedMap::default(),
+            ci: None,
+            gate: None,
+            metrics: OrderedMap::default(),
         }
     }
 
@@ -265,25 +317,52 @@ impl Row {
         }
     }
 
-    /// Counts a first-attempt record; retries are not counted.
+    /// Counts a first-attempt record; retries are not counted. Call [`Row::settle`] after.
     pub(crate) fn add(&mut self, record: &Record) {
         if !record.is_retry() {
             self.tally().add(record);
-            self.settle();
         }
     }
 
     /// Takes back a provisional record: an error with no cost or usage, counted while its run
-    /// was in flight.
+    /// was in flight. Call [`Row::settle`] after.
     pub(crate) fn retract_provisional(&mut self) {
         self.tally().retract_provisional();
-        self.settle();
     }
 
-    /// Recomputes what derives from the counts.
-    fn settle(&mut self) {
+    /// Recomputes everything that derives from the counts: rate, status, interval, gate and
+    /// metrics.
+    pub(crate) fn settle(&mut self, config: &StatsConfig) {
         self.pass_rate = pass_rate(self.passes, self.total);
         self.status = Status::from_counts(self.passes, self.fails, self.errors);
+        self.ci = config.interval.interval(self.passes, self.total);
+        self.gate = self
+            .effective_gate(config)
+            .map(|gate| gate.judge(config, self.passes, self.fails, self.errors));
+        self.metrics = OrderedMap(
+            config
+                .metrics
+                .iter()
+                .filter_map(|metric| Some((metric.name(), metric.value(self.passes, self.total)?)))
+                .collect(),
+        );
+    }
+
+    /// The case's own gate, else the session's `min_rate`.
+    pub(crate) fn effective_gate(&self, config: &StatsConfig) -> Option<GateSpec> {
+        effective_gate(self.info.gate, config)
+    }
+
+    /// Whether this row fails the session: a failed or errored run of an ungated case; for a
+    /// gated case, a failing verdict, or errors counted as the harness breaking.
+    pub fn fails_session(&self, config: &StatsConfig) -> bool {
+        match &self.gate {
+            Some(gate) => {
+                gate.fails(config.undecided)
+                    || (self.errors > 0 && config.errors == ErrorPolicy::Count)
+            }
+            None => self.fails + self.errors > 0,
+        }
     }
 }
 
@@ -314,11 +393,6 @@ impl Totals {
         self.tally().retract_provisional();
         self.pass_rate = pass_rate(self.passes, self.count);
     }
-
-    /// 0 when every counted run passed, 1 otherwise.
-    pub(crate) fn exit_status(&self) -> i32 {
-        i32::from(self.fails + self.errors > 0)
-    }
 }
 
 impl UsageTotals {
@@ -342,9 +416,13 @@ impl Report {
     /// Builds rows and totals from records. `cases` describes the cases the records belong to;
     /// a case without records gets no row, and a record of a case missing from `cases` still
     /// counts, under a row that knows only its id.
-    pub fn build(cases: impl IntoIterator<Item = CaseInfo>, records: Vec<Record>) -> Report {
+    pub fn build(
+        cases: impl IntoIterator<Item = CaseInfo>,
+        records: Vec<Record>,
+        config: &StatsConfig,
+    ) -> Report {
         let with_nothing = records.into_iter().map(|record| (record, ())).collect();
-        Report::build_with(cases, with_nothing).0
+        Report::build_with(cases, with_nothing, config).0
     }
 
     /// [`Report::build`] for records that each carry a value along, returned in the order the
@@ -352,6 +430,7 @@ impl Report {
     pub(crate) fn build_with<T>(
         cases: impl IntoIterator<Item = CaseInfo>,
         mut records: Vec<(Record, T)>,
+        config: &StatsConfig,
     ) -> (Report, Vec<T>) {
         let cases: Vec<CaseInfo> = cases.into_iter().collect();
         let known: HashMap<(&str, &str, &str), &CaseInfo> =
@@ -373,6 +452,9 @@ impl Report {
             }
         }
         rows.sort_by(|a, b| a.info.order_key().cmp(&b.info.order_key()));
+        for row in &mut rows {
+            row.settle(config);
+        }
         let position: HashMap<(&str, &str, &str), usize> = rows
             .iter()
             .enumerate()
@@ -393,8 +475,14 @@ impl Report {
             version: env!("CARGO_PKG_VERSION").to_string(),
             created: rfc3339_now(),
             runs: rows.iter().map(|row| row.info.runs).max().unwrap_or(0),
-            exit_status: totals.exit_status(),
+            exit_status: i32::from(rows.iter().any(|row| row.fails_session(config))),
+            stats_config: config.clone(),
             totals,
+            aggregates: aggregates(&rows, config),
+            warnings: rows
+                .iter()
+                .filter_map(|row| infeasible(&row.info, config))
+                .collect(),
             rows,
             records,
         };
@@ -456,6 +544,7 @@ pub(crate) fn synthetic_records(cases: usize, runs: u32) -> (Vec<CaseInfo>, Vec<
             index: case as u32,
             runs,
             params: OrderedMap(vec![("text".to_string(), format!("\"ticket {case}\""))]),
+            gate: None,
         };
         for run in 1..=runs {
             let outcome = match (case as u32 + run) % 10 {
@@ -488,6 +577,79 @@ pub(crate) fn synthetic_records(cases: usize, runs: u32) -> (Vec<CaseInfo>, Vec<
         infos.push(info);
     }
     (infos, records)
+}
+
+/// The per-function means of the metrics, for functions with at least one case.
+fn aggregates(rows: &[Row], config: &StatsConfig) -> Vec<Aggregate> {
+    if config.metrics.is_empty() {
+        return Vec::new();
+    }
+    let mut functions: Vec<(&str, &str, Vec<&Row>)> = Vec::new();
+    for row in rows {
+        match functions.iter_mut().find(|(function, module, _)| {
+            *function == row.info.function && *module == row.info.module
+        }) {
+            Some((_, _, members)) => members.push(row),
+            None => functions.push((&row.info.function, &row.info.module, vec![row])),
+        }
+    }
+    functions
+        .into_iter()
+        .map(|(function, module, members)| {
+            let mut metrics = OrderedMap::default();
+            let mut left_out = OrderedMap::default();
+            for metric in &config.metrics {
+                let name = metric.name();
+                let values: Vec<f64> = members
+                    .iter()
+                    .filter_map(|row| row.metrics.get(&name).copied())
+                    .collect();
+                if !values.is_empty() {
+                    metrics.0.push((
+                        name.clone(),
+                        values.iter().sum::<f64>() / values.len() as f64,
+                    ));
+                }
+                left_out
+                    .0
+                    .push((name, (members.len() - values.len()) as u64));
+            }
+            Aggregate {
+                function: function.to_string(),
+                module: module.to_string(),
+                metrics,
+                left_out,
+            }
+        })
+        .collect()
+}
+
+/// The warning for a gate that cannot pass with the case's runs even if every run passes:
+/// `classify::x: min_rate=0.9 at 95% needs >=36 runs; this case has 10`.
+pub(crate) fn infeasible(info: &CaseInfo, config: &StatsConfig) -> Option<String> {
+    if info.runs == 0 {
+        return None;
+    }
+    let gate = effective_gate(info.gate, config)?;
+    let needed = gate.runs_needed(config);
+    if needed.is_some_and(|needed| needed <= u64::from(info.runs)) {
+        return None;
+    }
+    let needs = needed.map_or("can never pass".to_string(), |n| {
+        format!("needs >={n} runs")
+    });
+    Some(match gate.rule {
+        Rule::MinRate(bar) => format!(
+            "{}: min_rate={bar} at {}% {needs}; this case has {}",
+            info.case,
+            crate::render::percent_text(gate.interval(config).level),
+            info.runs
+        ),
+        Rule::MinPasses(bar) => format!(
+            "{}: min_passes={bar} needs >={bar} runs; this case has {}",
+            info.case, info.runs
+        ),
+    })
 }
 
 /// A map that keeps insertion order, serialized as a JSON object.
@@ -606,6 +768,7 @@ pub(crate) mod tests {
             index: u32::from(case_id.as_bytes().first().copied().unwrap_or(0)),
             runs: 10,
             params: OrderedMap(vec![("text".to_string(), format!("{case_id:?}"))]),
+            gate: None,
         }
     }
 
@@ -634,7 +797,7 @@ pub(crate) mod tests {
     /// A report over `records`, every case described.
     pub(crate) fn build(records: Vec<Record>) -> Report {
         let infos: Vec<CaseInfo> = records.iter().map(|r| info(&r.case)).collect();
-        Report::build(infos, records)
+        Report::build(infos, records, &StatsConfig::default())
     }
 
     #[test]
@@ -719,20 +882,22 @@ pub(crate) mod tests {
         let mut row = Row::new(info("classify::a"));
         let mut totals = Totals::default();
         let provisional = record("classify::a", 1, Outcome::Error, 0.0, vec![]);
+        let config = StatsConfig::default();
         row.add(&provisional);
+        row.settle(&config);
         totals.add(&provisional);
         assert_eq!(row.status, Status::Error);
         row.retract_provisional();
         totals.retract_provisional();
         let done = record("classify::a", 1, Outcome::Pass, 0.25, vec![]);
         row.add(&done);
+        row.settle(&config);
         totals.add(&done);
         assert_eq!(
             (row.passes, row.errors, row.total, row.status),
             (1, 0, 1, Status::Pass)
         );
         assert_eq!((totals.passes, totals.errors, totals.count), (1, 0, 1));
-        assert_eq!(totals.exit_status(), 0);
     }
 
     #[test]

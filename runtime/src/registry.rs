@@ -2,10 +2,12 @@
 //! teardown hooks of their modules.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 
 use crate::runner::panic_message;
+use crate::stats::GateSpec;
+use crate::status::Outcome;
 
 /// A `#[probability]` function, as a static in generated code.
 #[doc(hidden)]
@@ -18,6 +20,8 @@ pub struct Bench {
     runs: u32,
     cases: u32,
     pub(crate) config: Config,
+    /// The gate of `#[probability(min_rate = ..)]` or `min_passes`, if any.
+    pub(crate) gate: Option<GateSpec>,
     /// The result of this bench's module setups, computed at its first run.
     setup: OnceLock<Result<(), String>>,
 }
@@ -30,6 +34,26 @@ pub struct Config {
     pub(crate) delay: Option<f64>,
     /// The workspace root, against which a relative `PROB_JSON` resolves.
     pub(crate) root: Option<&'static str>,
+    /// The config's statistics keys and their values as text, parsed by the runtime's settings
+    /// like the environment variables that override them.
+    pub(crate) entries: &'static [(&'static str, &'static str)],
+}
+
+impl Config {
+    #[doc(hidden)]
+    pub const fn new(
+        json: Option<&'static str>,
+        delay: Option<f64>,
+        root: Option<&'static str>,
+        entries: &'static [(&'static str, &'static str)],
+    ) -> Config {
+        Config {
+            json,
+            delay,
+            root,
+            entries,
+        }
+    }
 }
 
 /// One case of a bench function, as a static in generated code.
@@ -44,6 +68,10 @@ pub struct Case {
     seen: AtomicBool,
     /// The case's identity as the store's start lines spell it, escaped once.
     identity: OnceLock<String>,
+    /// This process's outcomes of the case so far, for judging its gate at its last run.
+    passes: AtomicU64,
+    fails: AtomicU64,
+    errors: AtomicU64,
 }
 
 impl Bench {
@@ -57,9 +85,8 @@ impl Bench {
         line: u32,
         runs: u32,
         cases: u32,
-        json: Option<&'static str>,
-        delay: Option<f64>,
-        root: Option<&'static str>,
+        config: Config,
+        gate: Option<GateSpec>,
     ) -> Bench {
         Bench {
             package,
@@ -69,7 +96,8 @@ impl Bench {
             line,
             runs,
             cases,
-            config: Config { json, delay, root },
+            config,
+            gate,
             setup: OnceLock::new(),
         }
     }
@@ -98,6 +126,10 @@ impl Bench {
         self.line
     }
 
+    pub(crate) fn gate(&self) -> Option<GateSpec> {
+        self.gate
+    }
+
     pub(crate) fn runs(&self) -> u32 {
         self.runs
     }
@@ -124,7 +156,28 @@ impl Case {
             params,
             seen: AtomicBool::new(false),
             identity: OnceLock::new(),
+            passes: AtomicU64::new(0),
+            fails: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
         }
+    }
+
+    /// Counts a finished run of this process; returns the counts so far, and whether this was
+    /// the case's last run (all its configured runs finished here).
+    pub(crate) fn count(&self, outcome: Outcome) -> ([u64; 3], bool) {
+        let counter = match outcome {
+            Outcome::Pass => &self.passes,
+            Outcome::Fail => &self.fails,
+            Outcome::Error => &self.errors,
+        };
+        counter.fetch_add(1, Ordering::AcqRel);
+        let counts = [
+            self.passes.load(Ordering::Acquire),
+            self.fails.load(Ordering::Acquire),
+            self.errors.load(Ordering::Acquire),
+        ];
+        let done = counts.iter().sum::<u64>() == u64::from(self.bench.runs());
+        (counts, done)
     }
 
     /// The identity fields of the case's store lines (see [`crate::store::identity_fragment`]).

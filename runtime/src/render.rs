@@ -4,7 +4,8 @@
 use std::fmt::Write;
 use std::io::IsTerminal;
 
-use crate::model::{Report, UsageTotals};
+use crate::model::{OrderedMap, Report, Row, UsageTotals};
+use crate::stats::{ErrorPolicy, GateResult, Rule, Verdict};
 use crate::status::Color;
 
 /// Width of the rule line, as pytest draws it.
@@ -116,6 +117,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         .map(|r| money(r.cost).len())
         .max()
         .unwrap_or(0);
+    let intervals = IntervalColumn::new(report);
 
     let mut out = String::new();
     let _ = writeln!(out, "{}", rule("probability"));
@@ -130,6 +132,9 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
             " ".repeat(fraction_width - fraction.len()),
             paint(&fraction, tone, color),
         );
+        if let Some(column) = &intervals {
+            let _ = write!(line, "  {}", column.cell(row));
+        }
         if show_cost {
             let _ = write!(line, "  {:>cost_width$}", money(row.cost));
         }
@@ -158,6 +163,24 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         let _ = write!(out, ", {} {noun} not counted", totals.retries);
     }
     out.push('\n');
+    let verdicts: Vec<Verdict> = report
+        .rows
+        .iter()
+        .filter_map(|row| row.gate.map(|g| g.verdict))
+        .collect();
+    if !verdicts.is_empty() {
+        let count = |verdict: Verdict| verdicts.iter().filter(|v| **v == verdict).count();
+        let mut parts = vec![format!("{} passed", count(Verdict::Pass))];
+        for (verdict, word) in [(Verdict::Fail, "failed"), (Verdict::Undecided, "undecided")] {
+            if count(verdict) > 0 {
+                parts.push(format!("{} {word}", count(verdict)));
+            }
+        }
+        let _ = writeln!(out, "  Gates:   {}", parts.join(", "));
+    }
+    for warning in &report.warnings {
+        let _ = writeln!(out, "  Warning: {warning}");
+    }
     if show_cost {
         let _ = writeln!(out, "  Cost:    {}", money(totals.cost));
     }
@@ -196,7 +219,201 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
     if let Some(path) = options.report_path {
         let _ = writeln!(out, "  Report:  {path}");
     }
+    gates_block(report, intervals.as_ref(), &mut out);
+    metrics_block(report, &mut out);
+    if report.stats_config.explain {
+        crate::explain::section(report, &mut out);
+    } else if report
+        .rows
+        .iter()
+        .any(|row| row.gate.is_some_and(|g| g.verdict != Verdict::Pass))
+    {
+        let _ = writeln!(
+            out,
+            "  Hint:    PROB_EXPLAIN=1 explains each verdict and what would settle it"
+        );
+    }
     out
+}
+
+/// A bound as a whole percent, rounded half up; 0% and 100% only for bounds exactly 0 or 1, so
+/// that a bound of 99.7% never reads as certainty.
+pub(crate) fn bound_percent(value: f64) -> String {
+    let percent = (value * 100.0 + 0.5).floor() as i64;
+    let percent = if value > 0.0 && percent <= 0 {
+        1
+    } else if value < 1.0 && percent >= 100 {
+        99
+    } else {
+        percent
+    };
+    format!("{percent}%")
+}
+
+/// A confidence level as a percent without trailing zeros: 0.95 as `95`, 0.999 as `99.9`.
+pub(crate) fn percent_text(level: f64) -> String {
+    let text = format!("{:.4}", level * 100.0);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The interval column: `[35%,  93%]`, low and high right-aligned separately; blank for a row
+/// with a single run. `None` when no row has more than one run or intervals are turned off.
+struct IntervalColumn {
+    low_width: usize,
+    high_width: usize,
+}
+
+impl IntervalColumn {
+    fn new(report: &Report) -> Option<IntervalColumn> {
+        if !report.stats_config.intervals || !report.rows.iter().any(|row| row.total > 1) {
+            return None;
+        }
+        let bounds = |pick: fn(&crate::stats::Interval) -> f64| {
+            report
+                .rows
+                .iter()
+                .filter(|row| row.total > 1)
+                .filter_map(|row| row.ci.as_ref().map(|ci| bound_percent(pick(ci)).len()))
+                .max()
+                .unwrap_or(0)
+        };
+        Some(IntervalColumn {
+            low_width: bounds(|ci| ci.low),
+            high_width: bounds(|ci| ci.high),
+        })
+    }
+
+    fn text(&self, low: f64, high: f64) -> String {
+        format!(
+            "[{:>lw$}, {:>hw$}]",
+            bound_percent(low),
+            bound_percent(high),
+            lw = self.low_width,
+            hw = self.high_width
+        )
+    }
+
+    fn cell(&self, row: &Row) -> String {
+        match (&row.ci, row.total > 1) {
+            (Some(ci), true) => self.text(ci.low, ci.high),
+            _ => " ".repeat(self.low_width + self.high_width + 4),
+        }
+    }
+}
+
+/// `min_rate 0.9` or `min_passes 19`.
+pub(crate) fn bar_text(rule: Rule) -> String {
+    match rule {
+        Rule::MinRate(bar) => format!("min_rate {bar}"),
+        Rule::MinPasses(bar) => format!("min_passes {bar}"),
+    }
+}
+
+/// The `probability: gates` block: every FAIL and UNDECIDED case, with the gate's own sample,
+/// interval and bar.
+fn gates_block(report: &Report, intervals: Option<&IntervalColumn>, out: &mut String) {
+    let judged: Vec<(&Row, GateResult)> = report
+        .rows
+        .iter()
+        .filter_map(|row| {
+            row.gate
+                .filter(|g| g.verdict != Verdict::Pass)
+                .map(|g| (row, g))
+        })
+        .collect();
+    if judged.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{}", rule("probability: gates"));
+    let column = intervals.map_or(
+        IntervalColumn {
+            low_width: 4,
+            high_width: 4,
+        },
+        |c| IntervalColumn {
+            low_width: c.low_width.max(3),
+            high_width: c.high_width.max(3),
+        },
+    );
+    let case_width = judged
+        .iter()
+        .map(|(row, _)| row.info.case.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (row, gate) in judged {
+        let fraction = format!("{}/{}", gate.passes, gate.sample);
+        let mut line = format!(
+            "  {}{}  {fraction:>5}  {}  {}  {}",
+            row.info.case,
+            " ".repeat(case_width - row.info.case.chars().count()),
+            column.text(gate.low, gate.high),
+            bar_text(gate.rule),
+            match gate.verdict {
+                Verdict::Fail => "FAIL",
+                Verdict::Undecided => "UNDECIDED",
+                Verdict::Pass => "PASS",
+            }
+        );
+        if gate.errors == ErrorPolicy::Exclude && row.errors > 0 {
+            let _ = write!(line, " ({} errored, excluded)", row.errors);
+        }
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// The `probability: metrics` block: each case's metrics, then each function's mean.
+fn metrics_block(report: &Report, out: &mut String) {
+    let metrics = &report.stats_config.metrics;
+    if metrics.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{}", rule("probability: metrics"));
+    let names: Vec<String> = metrics.iter().map(|m| m.name()).collect();
+    let cell = |values: &OrderedMap<f64>| -> String {
+        names
+            .iter()
+            .map(|name| match values.get(name) {
+                Some(value) => format!("{name} {value:.2}"),
+                None => format!("{name}    -"),
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    let labels: Vec<String> = report
+        .aggregates
+        .iter()
+        .map(|a| {
+            format!(
+                "{} (mean)",
+                a.function.strip_prefix("bench_").unwrap_or(&a.function)
+            )
+        })
+        .collect();
+    let width = report
+        .rows
+        .iter()
+        .map(|r| r.info.case.chars().count())
+        .chain(labels.iter().map(|l| l.chars().count()))
+        .max()
+        .unwrap_or(0);
+    let pad = |label: &str| format!("{label}{}", " ".repeat(width - label.chars().count()));
+    for row in &report.rows {
+        let _ = writeln!(out, "  {}  {}", pad(&row.info.case), cell(&row.metrics));
+    }
+    for (aggregate, label) in report.aggregates.iter().zip(&labels) {
+        let mut line = format!("  {}  {}", pad(label), cell(&aggregate.metrics));
+        let left: Vec<String> = aggregate
+            .left_out
+            .0
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| format!("{n} left out of {name}: fewer runs than k"))
+            .collect();
+        if !left.is_empty() {
+            let _ = write!(line, "  ({})", left.join("; "));
+        }
+        let _ = writeln!(out, "{line}");
+    }
 }
 
 #[cfg(test)]
@@ -321,6 +538,83 @@ mod tests {
         assert!(text.contains("\x1b[32m2/2\x1b[0m"), "{text}");
         assert!(text.contains("\x1b[33mFLAKY\x1b[0m"), "{text}");
         assert!(text.contains("\x1b[31mFAIL\x1b[0m"), "{text}");
+    }
+
+    #[test]
+    fn gates_metrics_and_explanations() {
+        use crate::stats::{ErrorPolicy, GateSpec, Metric, Rule, StatsConfig};
+        let gated = |rule| GateSpec {
+            rule,
+            method: None,
+            level: None,
+            prior: None,
+        };
+        let mut records = runs("triage::sure", &[(Outcome::Pass, 40)], 0.0, &[]);
+        records.extend(runs(
+            "triage::maybe",
+            &[(Outcome::Pass, 7), (Outcome::Fail, 3)],
+            0.0,
+            &[],
+        ));
+        records.extend(runs(
+            "triage::bad",
+            &[(Outcome::Pass, 2), (Outcome::Fail, 28)],
+            0.0,
+            &[],
+        ));
+        records.extend(runs(
+            "triage::counted",
+            &[(Outcome::Pass, 8), (Outcome::Error, 2)],
+            0.0,
+            &[],
+        ));
+        records.extend(runs(
+            "roll",
+            &[(Outcome::Pass, 9), (Outcome::Fail, 1)],
+            0.0,
+            &[],
+        ));
+        let mut infos: Vec<crate::model::CaseInfo> = [
+            "triage::sure",
+            "triage::maybe",
+            "triage::bad",
+            "triage::counted",
+            "roll",
+        ]
+        .iter()
+        .map(|case| crate::model::tests::info(case))
+        .collect();
+        infos[0].runs = 40;
+        infos[0].gate = Some(gated(Rule::MinRate(0.8)));
+        infos[1].gate = Some(gated(Rule::MinRate(0.5)));
+        infos[2].gate = Some(gated(Rule::MinRate(0.5)));
+        infos[3].gate = Some(gated(Rule::MinPasses(8)));
+        let config = StatsConfig {
+            metrics: vec![Metric::PassAll(3), Metric::PassAny(5)],
+            min_rate: Some(0.9),
+            errors: ErrorPolicy::Exclude,
+            ..StatsConfig::default()
+        };
+        let report = crate::model::Report::build(infos, records, &config);
+        assert_eq!(report.exit_status, 1);
+        insta::assert_snapshot!(
+            "gates_without_explain",
+            summary(&report, &Options::default())
+        );
+        let mut explained = report.clone();
+        explained.stats_config.explain = true;
+        insta::assert_snapshot!("gates_explained", summary(&explained, &Options::default()));
+    }
+
+    #[test]
+    fn bounds_never_round_to_certainty() {
+        assert_eq!(bound_percent(0.0), "0%");
+        assert_eq!(bound_percent(0.001), "1%");
+        assert_eq!(bound_percent(0.345), "35%");
+        assert_eq!(bound_percent(0.995), "99%");
+        assert_eq!(bound_percent(1.0), "100%");
+        assert_eq!(percent_text(0.95), "95");
+        assert_eq!(percent_text(0.999), "99.9");
     }
 
     #[test]

@@ -39,7 +39,11 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{rfc3339_now, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
+use crate::model::{
+    infeasible, rfc3339_now, Aggregate, CaseInfo, OrderedMap, Record, Report, Row, Totals,
+    SCHEMA_VERSION,
+};
+use crate::stats::StatsConfig;
 use crate::store::Session;
 
 /// Extra room in a provisional record's slot for the finished record's message and usage.
@@ -87,6 +91,110 @@ struct Index {
     record_count: u64,
     runs: u32,
     totals: Totals,
+    /// Rows that fail the session, for the exit status.
+    failing_rows: u64,
+    /// Per function, the sums behind the aggregates' means.
+    functions: Vec<FunctionSums>,
+    /// Gates that cannot pass with their cases' runs.
+    warnings: Vec<String>,
+}
+
+/// The running sums of one function's metrics, so that its means change in constant time.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct FunctionSums {
+    function: String,
+    module: String,
+    cases: u64,
+    /// Per metric of the session's settings: the sum over cases that have it, and their count.
+    sums: Vec<f64>,
+    counts: Vec<u64>,
+}
+
+impl Index {
+    /// Accounts for a row changing from `before` (none for a new row) to `after`.
+    fn row_changed(&mut self, before: Option<&Row>, after: &Row, config: &StatsConfig) {
+        let fails = |row: &Row| u64::from(row.fails_session(config));
+        self.failing_rows =
+            (self.failing_rows + fails(after)).saturating_sub(before.map_or(0, fails));
+        functions_changed(&mut self.functions, before, after, config);
+    }
+
+    fn aggregates(&self, config: &StatsConfig) -> Vec<Aggregate> {
+        aggregates_of(&self.functions, config)
+    }
+}
+
+/// Moves a row's metrics from `before` (none for a new row) to `after` in its function's sums.
+fn functions_changed(
+    functions: &mut Vec<FunctionSums>,
+    before: Option<&Row>,
+    after: &Row,
+    config: &StatsConfig,
+) {
+    {
+        let names: Vec<String> = config.metrics.iter().map(|m| m.name()).collect();
+        let position = functions
+            .iter()
+            .position(|f| f.function == after.info.function && f.module == after.info.module)
+            .unwrap_or_else(|| {
+                functions.push(FunctionSums {
+                    function: after.info.function.clone(),
+                    module: after.info.module.clone(),
+                    cases: 0,
+                    sums: vec![0.0; names.len()],
+                    counts: vec![0; names.len()],
+                });
+                functions.len() - 1
+            });
+        let sums = &mut functions[position];
+        if before.is_none() {
+            sums.cases += 1;
+        }
+        for (index, name) in names.iter().enumerate() {
+            if let Some(value) = before.and_then(|row| row.metrics.get(name)) {
+                sums.sums[index] -= value;
+                sums.counts[index] -= 1;
+            }
+            if let Some(value) = after.metrics.get(name) {
+                sums.sums[index] += value;
+                sums.counts[index] += 1;
+            }
+        }
+    }
+}
+
+/// The aggregates the sums give.
+fn aggregates_of(functions: &[FunctionSums], config: &StatsConfig) -> Vec<Aggregate> {
+    {
+        if config.metrics.is_empty() {
+            return Vec::new();
+        }
+        functions
+            .iter()
+            .map(|sums| {
+                let mut aggregate = Aggregate {
+                    function: sums.function.clone(),
+                    module: sums.module.clone(),
+                    metrics: OrderedMap::default(),
+                    left_out: OrderedMap::default(),
+                };
+                for (index, metric) in config.metrics.iter().enumerate() {
+                    let (sum, count) = (sums.sums[index], sums.counts[index]);
+                    if count > 0 {
+                        aggregate
+                            .metrics
+                            .0
+                            .push((metric.name(), sum / count as f64));
+                    }
+                    aggregate
+                        .left_out
+                        .0
+                        .push((metric.name(), sums.cases - count));
+                }
+                aggregate
+            })
+            .collect()
+    }
 }
 
 /// A row's slot and counts, and the slots of its runs in flight.
@@ -118,6 +226,8 @@ struct Handles {
 pub(crate) struct ReportFile {
     session: Session,
     path: PathBuf,
+    /// The statistics settings rows are judged with.
+    stats: StatsConfig,
     handles: Mutex<Handles>,
 }
 
@@ -158,12 +268,34 @@ fn padded(mut text: String, capacity: u64) -> Option<String> {
     Some(text)
 }
 
-fn head_text(runs: u32, totals: &Totals) -> io::Result<String> {
+/// What the head slot holds: everything that changes with any run.
+fn head_text(
+    runs: u32,
+    exit_status: i32,
+    totals: &Totals,
+    aggregates: &[Aggregate],
+    warnings: &[String],
+) -> io::Result<String> {
+    let json = |value: &dyn erased::Json| value.to_json();
     Ok(format!(
-        "\"runs\":{runs},\"exit_status\":{},\"totals\":{}",
-        totals.exit_status(),
-        serde_json::to_string(totals).map_err(io::Error::other)?
+        "\"runs\":{runs},\"exit_status\":{exit_status},\"totals\":{},\"aggregates\":{},\"warnings\":{}",
+        json(totals)?,
+        json(&aggregates)?,
+        json(&warnings)?
     ))
+}
+
+/// Serializing through a `&dyn`, so that one closure serves values of different types.
+mod erased {
+    pub(super) trait Json {
+        fn to_json(&self) -> std::io::Result<String>;
+    }
+
+    impl<T: serde::Serialize> Json for T {
+        fn to_json(&self) -> std::io::Result<String> {
+            serde_json::to_string(self).map_err(std::io::Error::other)
+        }
+    }
 }
 
 #[cfg(unix)]
@@ -204,10 +336,11 @@ fn row_capacity(length: u64) -> u64 {
 }
 
 impl ReportFile {
-    pub(crate) fn new(session: Session, path: PathBuf) -> ReportFile {
+    pub(crate) fn new(session: Session, path: PathBuf, stats: StatsConfig) -> ReportFile {
         ReportFile {
             session,
             path,
+            stats,
             handles: Mutex::new(Handles::default()),
         }
     }
@@ -330,6 +463,7 @@ impl ReportFile {
         };
         // From here on the report may be half-patched until the index is saved clean again.
         write_at(index_file, 0, b"D")?;
+        let before = existing.as_ref().map(|state| state.row.clone());
         let mut state = match (change, existing) {
             (_, Some(state)) => state,
             (Change::Start { info, .. }, None) => {
@@ -387,11 +521,25 @@ impl ReportFile {
                 write_at(report, open.slot.offset, text.as_bytes())?;
             }
         }
+        state.row.settle(&self.stats);
+        if before.is_none() {
+            if let Some(warning) = infeasible(&state.row.info, &self.stats) {
+                index.warnings.push(warning);
+            }
+        }
+        index.row_changed(before.as_ref(), &state.row, &self.stats);
         let row_text = serde_json::to_string(&state.row).map_err(io::Error::other)?;
         let Some(row_text) = padded(row_text, state.slot.capacity) else {
             return Ok(Incremental::Rebuild);
         };
-        let Some(head) = padded(head_text(index.runs, &index.totals)?, index.head.capacity) else {
+        let head = head_text(
+            index.runs,
+            i32::from(index.failing_rows > 0),
+            &index.totals,
+            &index.aggregates(&self.stats),
+            &index.warnings,
+        )?;
+        let Some(head) = padded(head, index.head.capacity) else {
             return Ok(Incremental::Rebuild);
         };
         write_at(report, state.slot.offset, row_text.as_bytes())?;
@@ -466,15 +614,22 @@ impl ReportFile {
             .map_or_else(rfc3339_now, |index| index.created.clone());
         let data = self.session.load()?;
         let paired = data.records.into_iter().zip(data.open).collect();
-        let (report, open) = Report::build_with(data.cases, paired);
+        let (report, open) = Report::build_with(data.cases, paired, &self.stats);
 
         let mut text = format!(
-            "{{\"schema\":{SCHEMA_VERSION},\"tool\":\"probtest\",\"version\":{},\"created\":{},\"session\":{},\n",
+            "{{\"schema\":{SCHEMA_VERSION},\"tool\":\"probtest\",\"version\":{},\"created\":{},\"session\":{},\"stats_config\":{},\n",
             json_string(env!("CARGO_PKG_VERSION")),
             json_string(&created),
             json_string(self.session.key()),
+            serde_json::to_string(&self.stats).map_err(io::Error::other)?,
         );
-        let head = head_text(report.runs, &report.totals)?;
+        let head = head_text(
+            report.runs,
+            report.exit_status,
+            &report.totals,
+            &report.aggregates,
+            &report.warnings,
+        )?;
         let head_slot = Slot {
             offset: text.len() as u64,
             capacity: head.len() as u64 * 2 + 256,
@@ -544,6 +699,13 @@ impl ReportFile {
             records_end,
             record_count: report.records.len() as u64,
             runs: report.runs,
+            failing_rows: report
+                .rows
+                .iter()
+                .filter(|row| row.fails_session(&self.stats))
+                .count() as u64,
+            functions: function_sums(&report.rows, &self.stats),
+            warnings: report.warnings.clone(),
             totals: report.totals,
         };
         let mut bytes = vec![b'C'];
@@ -566,6 +728,15 @@ impl ReportFile {
         }
         Ok(())
     }
+}
+
+/// The sums behind each function's aggregates, as a rebuild finds them.
+fn function_sums(rows: &[Row], config: &StatsConfig) -> Vec<FunctionSums> {
+    let mut functions = Vec::new();
+    for row in rows {
+        functions_changed(&mut functions, None, row, config);
+    }
+    functions
 }
 
 /// Writes `bytes` to a temporary file beside `path`, then renames it into place.
@@ -604,8 +775,13 @@ mod tests {
     impl Harness {
         fn new(session: &Session, path: &Path) -> Harness {
             Harness {
-                process: ProcessFile::create(session.clone(), true, None).expect("process file"),
-                report: ReportFile::new(session.clone(), path.to_path_buf()),
+                process: ProcessFile::create(session.clone(), true, None, &StatsConfig::default())
+                    .expect("process file"),
+                report: ReportFile::new(
+                    session.clone(),
+                    path.to_path_buf(),
+                    StatsConfig::default(),
+                ),
                 next_seq: 0,
             }
         }
@@ -666,7 +842,7 @@ mod tests {
     fn assert_matches_store(session: &Session, path: &Path) {
         let kept = read_report(path);
         let data = session.load().expect("loads");
-        let built = Report::build(data.cases, data.records);
+        let built = Report::build(data.cases, data.records, &StatsConfig::default());
         let counts = |report: &Report| {
             let mut rows: Vec<(String, u64, u64, u64, u64, String)> = report
                 .rows

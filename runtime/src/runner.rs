@@ -14,6 +14,7 @@ use std::time::Instant;
 use crate::registry::{self, Case};
 use crate::session::{self, Ending};
 use crate::settings;
+use crate::stats::ErrorPolicy;
 use crate::status::Outcome;
 use crate::usage::{RecordError, TokenUsage};
 
@@ -215,15 +216,58 @@ impl Active {
 
     /// Classifies the body's result, records it, and says how the test item must end.
     fn finish(self, result: Result<Result<(), String>, Box<dyn Any + Send>>) -> Option<Failure> {
+        let (outcome, failure) = self.classify(result);
+        let settings = settings::get(&self.case.bench.config);
+        let gate = crate::model::effective_gate(self.case.bench.gate(), &settings.stats);
+        let (counts, last_run) = self.case.count(outcome);
+        let Some(gate) = gate else {
+            return failure;
+        };
+        // In a gated case a run is a sample, not a verdict. Where nothing will judge the
+        // verdict (a plain nextest run, one process per test), failing runs keep failing.
+        let judged_here = !settings.per_test && !settings.defer_verdicts;
+        let failure = match outcome {
+            Outcome::Pass => None,
+            Outcome::Fail if judged_here || settings.defer_verdicts => None,
+            Outcome::Fail => failure,
+            Outcome::Error if settings.stats.errors == ErrorPolicy::Exclude => None,
+            Outcome::Error => failure,
+        };
+        if !(judged_here && last_run) {
+            return failure;
+        }
+        // The case's last run in this process judges the case, and fails when the verdict does.
+        let [passes, fails, errors] = counts;
+        let verdict = gate.judge(&settings.stats, passes, fails, errors);
+        if failure.is_none() && verdict.fails(settings.stats.undecided) {
+            return Some(Failure::Message(format!(
+                "{}: gate {} is {:?} on {}/{} runs, interval [{}, {}]",
+                self.case.row,
+                crate::render::bar_text(verdict.rule),
+                verdict.verdict,
+                verdict.passes,
+                verdict.sample,
+                crate::render::bound_percent(verdict.low),
+                crate::render::bound_percent(verdict.high),
+            )));
+        }
+        failure
+    }
+
+    /// Records the body's result and says how the test item would end on its own.
+    fn classify(
+        &self,
+        result: Result<Result<(), String>, Box<dyn Any + Send>>,
+    ) -> (Outcome, Option<Failure>) {
         match result {
             Ok(Ok(())) => {
                 self.record(Outcome::Pass, None, None);
-                None
+                (Outcome::Pass, None)
             }
             Ok(Err(error)) => {
                 let message = format!("the bench returned an error: {error}");
                 self.record(Outcome::Error, Some(first_line(&message)), None);
-                Some(Failure::Message(message))
+                (Outcome::Error, Some(Failure::Message(message)))
             }
             Err(payload) => {
                 let note = self.state.lock().panic.take();
@@ -249,7 +293,7 @@ impl Active {
                     }
                 };
                 self.record(outcome, Some(first_line(&message)), location);
-                Some(Failure::Panic(payload))
+                (outcome, Some(Failure::Panic(payload)))
             }
         }
     }

@@ -85,11 +85,16 @@ fn open_recorder(settings: &Settings) -> io::Result<Recorder> {
         .ok_or_else(|| io::Error::other("the test binary is not in a cargo target directory"))?;
     let session = Session::new(&store::sessions_dir(&target), &settings.session);
     let report_path = settings.json.as_ref().map(|path| path.display.clone());
-    let file = ProcessFile::create(session.clone(), settings.per_test, report_path)?;
+    let file = ProcessFile::create(
+        session.clone(),
+        settings.per_test,
+        report_path,
+        &settings.stats,
+    )?;
     let report = settings
         .json
         .as_ref()
-        .map(|path| ReportFile::new(session, path.resolved.clone()));
+        .map(|path| ReportFile::new(session, path.resolved.clone(), settings.stats.clone()));
     Ok(Recorder { file, report })
 }
 
@@ -122,6 +127,9 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
         let bench = case.bench;
         // Built only when needed: this runs for every run.
         let info = (first_of_case || recorder.report.is_some()).then(|| case_info(case));
+        if let (true, Some(info)) = (first_of_case, &info) {
+            warn_if_infeasible(info, settings);
+        }
         let persist = || {
             if let (true, Some(info)) = (first_of_case, &info) {
                 recorder.file.append(&Line::Case {
@@ -159,6 +167,15 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
         }
     }
     ticket
+}
+
+/// Says, before the case's runs are spent, that its gate cannot pass with them.
+fn warn_if_infeasible(info: &CaseInfo, settings: &Settings) {
+    if let Some(warning) = crate::model::infeasible(info, &settings.stats) {
+        use std::io::Write;
+        // Past libtest's capture: the warning matters most when the runs pass.
+        let _ = writeln!(std::io::stderr().lock(), "probtest: warning: {warning}");
+    }
 }
 
 /// Records the end of the run `ticket`.
@@ -264,6 +281,7 @@ fn case_info(case: &'static Case) -> CaseInfo {
         line: bench.line(),
         index: case.index,
         runs: bench.runs(),
+        gate: bench.gate(),
         params: OrderedMap(
             case.params
                 .iter()
@@ -354,7 +372,7 @@ fn finish_process() {
     if records.is_empty() || (!settings.summary && settings.json.is_none()) {
         return;
     }
-    let report = Report::build(cases, records);
+    let report = Report::build(cases, records, &settings.stats);
     let mut report_line = None;
     if let Some(path) = &settings.json {
         let written = match recorder_report(recorder) {

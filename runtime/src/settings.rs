@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::registry::Config;
+use crate::stats::{self, ErrorPolicy, Metric, Prior, StatsConfig, Undecided};
 
 /// Settings of this process.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,6 +24,11 @@ pub(crate) struct Settings {
     pub(crate) attempt: u32,
     /// Whether this process prints its own section at exit (`PROB_SUMMARY`, default on).
     pub(crate) summary: bool,
+    /// Intervals, gates, metrics and explanations.
+    pub(crate) stats: StatsConfig,
+    /// Whether gated cases' failing runs leave their verdict to whoever reads the session
+    /// (`PROB_DEFER_VERDICTS`, set by `cargo probtest run`) instead of failing their items.
+    pub(crate) defer_verdicts: bool,
     /// A bad value, as the one-line message every run of the process errors with.
     pub(crate) problem: Option<String>,
 }
@@ -82,10 +88,25 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
         }),
         None => true,
     };
+    let stats = resolve_stats(config, &set).unwrap_or_else(|why| {
+        problem.get_or_insert(why);
+        StatsConfig::default()
+    });
+    let defer_verdicts = match set("PROB_DEFER_VERDICTS") {
+        Some(text) => parse_switch(&text).unwrap_or_else(|| {
+            problem.get_or_insert(format!(
+                "PROB_DEFER_VERDICTS: expected 1/0, true/false, yes/no or on/off, got `{text}`"
+            ));
+            false
+        }),
+        None => false,
+    };
     Settings {
         json,
         delay,
         summary,
+        stats,
+        defer_verdicts,
         session: crate::store::session_key(&env),
         per_test: set("NEXTEST_EXECUTION_MODE").is_some_and(|mode| mode == "process-per-test"),
         // nextest sets it; anything unreadable counts as a first attempt.
@@ -95,6 +116,101 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
             .unwrap_or(1),
         problem,
     }
+}
+
+/// The statistics settings: each from its environment variable, else the config, else the
+/// default. A bad value is an error naming where it came from.
+fn resolve_stats(
+    config: &Config,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<StatsConfig, String> {
+    let lookup = |variable: &str, key: &str| -> Option<(String, String)> {
+        match env(variable) {
+            Some(value) => Some((value, variable.to_string())),
+            None => config
+                .entries
+                .iter()
+                .find(|(name, _)| *name == key)
+                .map(|(_, value)| (value.to_string(), format!("config `{key}`"))),
+        }
+    };
+    let mut stats = StatsConfig::default();
+    if let Some((value, source)) = lookup("PROB_METHOD", "method") {
+        stats.interval.method = value.parse().map_err(|why| format!("{source}: {why}"))?;
+    }
+    if let Some((value, source)) = lookup("PROB_CONFIDENCE", "confidence") {
+        stats.interval.level =
+            stats::parse_level(&value).map_err(|why| format!("{source}: {why}"))?;
+    }
+    if let Some((value, source)) = lookup("PROB_PRIOR", "prior") {
+        let numbers: Vec<f64> = value
+            .split(',')
+            .map(|part| part.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
+            .unwrap_or_default();
+        match numbers[..] {
+            [a, b] if a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite() => {
+                stats.interval.prior = Prior { a, b };
+            }
+            _ => {
+                return Err(format!(
+                    "{source}: expected two positive numbers `a, b` for a Beta(a, b) prior, got `{value}`"
+                ))
+            }
+        }
+    }
+    if let Some((value, source)) = lookup("PROB_INTERVALS", "intervals") {
+        stats.intervals = parse_switch(&value).ok_or_else(|| {
+            format!("{source}: expected 1/0, true/false, yes/no or on/off, got `{value}`")
+        })?;
+    }
+    if let Some((value, source)) = lookup("PROB_MIN_RATE", "min_rate") {
+        let rate: f64 = value
+            .trim()
+            .parse()
+            .ok()
+            .filter(|rate: &f64| *rate > 0.0 && *rate < 1.0)
+            .ok_or_else(|| match value.trim().parse::<f64>() {
+                Ok(percent) if percent > 1.0 && percent < 100.0 => format!(
+                    "{source}: expected a rate strictly between 0 and 1, got `{value}`; did you mean {}?",
+                    percent / 100.0
+                ),
+                _ => format!("{source}: expected a rate strictly between 0 and 1, got `{value}`"),
+            })?;
+        stats.min_rate = Some(rate);
+    }
+    if let Some((value, source)) = lookup("PROB_UNDECIDED", "undecided") {
+        stats.undecided = match value.trim().to_ascii_lowercase().as_str() {
+            "fail" => Undecided::Fail,
+            "pass" => Undecided::Pass,
+            _ => return Err(format!("{source}: expected fail or pass, got `{value}`")),
+        };
+    }
+    if let Some((value, source)) = lookup("PROB_ERRORS", "errors") {
+        stats.errors = match value.trim().to_ascii_lowercase().as_str() {
+            "count" => ErrorPolicy::Count,
+            "exclude" => ErrorPolicy::Exclude,
+            _ => {
+                return Err(format!(
+                    "{source}: expected count or exclude, got `{value}`"
+                ))
+            }
+        };
+    }
+    if let Some((value, source)) = lookup("PROB_METRIC", "metrics") {
+        stats.metrics = value
+            .split(',')
+            .filter(|part| !part.trim().is_empty())
+            .map(Metric::parse)
+            .collect::<Result<_, _>>()
+            .map_err(|why| format!("{source}: {why}"))?;
+    }
+    if let Some((value, source)) = lookup("PROB_EXPLAIN", "explain") {
+        stats.explain = parse_switch(&value).ok_or_else(|| {
+            format!("{source}: expected 1/0, true/false, yes/no or on/off, got `{value}`")
+        })?;
+    }
+    Ok(stats)
 }
 
 fn parse_switch(text: &str) -> Option<bool> {
@@ -119,6 +235,11 @@ mod tests {
             json,
             delay,
             root: Some("/ws"),
+            entries: &[
+                ("method", "wilson"),
+                ("confidence", "0.9"),
+                ("metrics", "pass^2"),
+            ],
         }
     }
 
@@ -147,6 +268,68 @@ mod tests {
         assert_eq!(
             (settings.per_test, settings.attempt, settings.problem),
             (false, 1, None)
+        );
+    }
+
+    #[test]
+    fn statistics_come_from_the_environment_then_the_config() {
+        let settings = resolve(&config(None, None), |_| None);
+        assert_eq!(settings.stats.interval.method, stats::Method::Wilson);
+        assert_eq!(settings.stats.interval.level, 0.9);
+        assert_eq!(settings.stats.metrics, [Metric::PassAll(2)]);
+        let env = |name: &str| match name {
+            "PROB_METHOD" => Some("bayes".to_string()),
+            "PROB_PRIOR" => Some("0.5, 0.5".to_string()),
+            "PROB_MIN_RATE" => Some("0.8".to_string()),
+            "PROB_UNDECIDED" => Some("pass".to_string()),
+            "PROB_METRIC" => Some("pass^3,pass@5".to_string()),
+            "PROB_INTERVALS" => Some("0".to_string()),
+            "PROB_EXPLAIN" => Some("1".to_string()),
+            _ => None,
+        };
+        let stats = resolve(&config(None, None), env).stats;
+        assert_eq!(stats.interval.method, stats::Method::Bayes);
+        assert_eq!(stats.interval.prior, Prior { a: 0.5, b: 0.5 });
+        assert_eq!(stats.min_rate, Some(0.8));
+        assert_eq!(stats.undecided, Undecided::Pass);
+        assert_eq!(stats.metrics, [Metric::PassAll(3), Metric::PassAny(5)]);
+        assert!(!stats.intervals && stats.explain);
+    }
+
+    #[test]
+    fn bad_statistics_values_name_their_source() {
+        let problem = |name: &'static str, value: &'static str| {
+            resolve(&config(None, None), move |n| {
+                (n == name).then(|| value.to_string())
+            })
+            .problem
+            .unwrap_or_default()
+        };
+        assert_eq!(
+            problem("PROB_CONFIDENCE", "95"),
+            "PROB_CONFIDENCE: expected a number strictly between 0 and 1, got `95`; did you mean 0.95?"
+        );
+        assert_eq!(
+            problem("PROB_MIN_RATE", "90"),
+            "PROB_MIN_RATE: expected a rate strictly between 0 and 1, got `90`; did you mean 0.9?"
+        );
+        assert!(problem("PROB_METHOD", "beta")
+            .starts_with("PROB_METHOD: expected exact, wilson or bayes"));
+        assert!(
+            problem("PROB_UNDECIDED", "maybe").starts_with("PROB_UNDECIDED: expected fail or pass")
+        );
+        assert!(problem("PROB_PRIOR", "1").starts_with("PROB_PRIOR: expected two positive numbers"));
+        assert!(problem("PROB_METRIC", "recall@3").contains("pass^k or pass@k"));
+        let from_config = Config {
+            json: None,
+            delay: None,
+            root: None,
+            entries: &[("errors", "skip")],
+        };
+        let settings = resolve(&from_config, |_| None);
+        assert_eq!(
+            settings.problem.as_deref(),
+            Some("config `errors`: expected count or exclude, got `skip`")
         );
     }
 

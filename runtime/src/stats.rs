@@ -192,6 +192,254 @@ impl IntervalSpec {
     }
 }
 
+/// What an UNDECIDED gate means for the session's exit status (`PROB_UNDECIDED`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Undecided {
+    /// An undecided gate fails the session: not enough evidence is not a pass. The default.
+    #[default]
+    Fail,
+    /// An undecided gate lets the session pass.
+    Pass,
+}
+
+/// How errored runs enter a gate's sample (config `errors`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorPolicy {
+    /// Errors are non-passes in the sample, and an errored run still fails. The default.
+    #[default]
+    Count,
+    /// Errors leave the sample and do not fail: the gate judges answers, not the harness.
+    Exclude,
+}
+
+/// A metric over a case's runs (`PROB_METRIC=pass^3,pass@5`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Metric {
+    /// pass^k: the chance that k runs all pass.
+    PassAll(u64),
+    /// pass@k: the chance that at least one of k runs passes.
+    PassAny(u64),
+}
+
+impl Metric {
+    /// `pass^3` or `pass@5`.
+    pub fn name(self) -> String {
+        match self {
+            Metric::PassAll(k) => format!("pass^{k}"),
+            Metric::PassAny(k) => format!("pass@{k}"),
+        }
+    }
+
+    /// The metric of `passes` in `runs`, `None` when there are fewer than k runs.
+    pub fn value(self, passes: u64, runs: u64) -> Option<f64> {
+        match self {
+            Metric::PassAll(k) => pass_all(passes, runs, k),
+            Metric::PassAny(k) => pass_any(passes, runs, k),
+        }
+    }
+
+    /// Parses `pass^3` or `pass@5`.
+    pub fn parse(text: &str) -> Result<Metric, String> {
+        let text = text.trim();
+        let number = |rest: &str| -> Result<u64, String> {
+            rest.parse::<u64>().ok().filter(|&k| k >= 1).ok_or_else(|| {
+                format!("expected pass^k or pass@k with a whole k >= 1, got `{text}`")
+            })
+        };
+        if let Some(rest) = text.strip_prefix("pass^") {
+            Ok(Metric::PassAll(number(rest)?))
+        } else if let Some(rest) = text.strip_prefix("pass@") {
+            Ok(Metric::PassAny(number(rest)?))
+        } else {
+            Err(format!("expected pass^k or pass@k, got `{text}`"))
+        }
+    }
+}
+
+/// Every statistics setting of a session; the report keeps them as `stats_config`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StatsConfig {
+    /// Method, level and prior of every row's interval and of gates without their own.
+    #[serde(flatten)]
+    pub interval: IntervalSpec,
+    /// Whether the summary shows the interval column (`PROB_INTERVALS`, config `intervals`).
+    pub intervals: bool,
+    /// A `min_rate` gate for every case without a gate of its own (`PROB_MIN_RATE`).
+    pub min_rate: Option<f64>,
+    /// What an UNDECIDED verdict means (`PROB_UNDECIDED`).
+    pub undecided: Undecided,
+    /// How errored runs enter gates (config `errors`).
+    pub errors: ErrorPolicy,
+    /// Metrics to compute (`PROB_METRIC`, config `metrics`).
+    pub metrics: Vec<Metric>,
+    /// Whether to print the `probability: explained` section (`PROB_EXPLAIN`).
+    pub explain: bool,
+}
+
+impl Default for StatsConfig {
+    fn default() -> StatsConfig {
+        StatsConfig {
+            interval: IntervalSpec::default(),
+            intervals: true,
+            min_rate: None,
+            undecided: Undecided::Fail,
+            errors: ErrorPolicy::Count,
+            metrics: Vec::new(),
+            explain: false,
+        }
+    }
+}
+
+/// A gate's rule.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "rule", content = "bar", rename_all = "snake_case")]
+pub enum Rule {
+    /// PASS when the whole interval lies above the bar, FAIL when it lies wholly below,
+    /// UNDECIDED when it straddles the bar.
+    MinRate(f64),
+    /// PASS when at least this many runs passed; never UNDECIDED.
+    MinPasses(u64),
+}
+
+/// A case's own gate, as `#[probability(min_rate = .., confidence = ..)]` writes it: overrides
+/// left out fall back to the session's settings.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GateSpec {
+    /// The rule and its bar.
+    #[serde(flatten)]
+    pub rule: Rule,
+    /// The gate's own method, if any.
+    pub method: Option<Method>,
+    /// The gate's own confidence level, if any.
+    pub level: Option<f64>,
+    /// The gate's own prior, if any.
+    pub prior: Option<Prior>,
+}
+
+/// A gate's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Verdict {
+    /// The evidence clears the bar.
+    Pass,
+    /// The evidence is below the bar.
+    Fail,
+    /// The interval straddles the bar: more runs would settle it.
+    Undecided,
+}
+
+/// A gate applied to a case's runs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GateResult {
+    /// The rule and its bar.
+    #[serde(flatten)]
+    pub rule: Rule,
+    /// The interval settings the gate used.
+    pub method: Method,
+    /// The confidence level the gate used.
+    pub level: f64,
+    /// The prior the gate used (Bayes only matters).
+    pub prior: Prior,
+    /// How errored runs entered the sample.
+    pub errors: ErrorPolicy,
+    /// Passes in the sample.
+    pub passes: u64,
+    /// Runs in the sample: all runs, or passes and fails with errors excluded.
+    pub sample: u64,
+    /// The interval's lower bound on the sample.
+    pub low: f64,
+    /// The interval's upper bound on the sample.
+    pub high: f64,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+impl GateSpec {
+    /// The interval settings of this gate under the session's `config`.
+    pub fn interval(&self, config: &StatsConfig) -> IntervalSpec {
+        IntervalSpec {
+            method: self.method.unwrap_or(config.interval.method),
+            level: self.level.unwrap_or(config.interval.level),
+            prior: self.prior.unwrap_or(config.interval.prior),
+        }
+    }
+
+    /// The gate applied to a case's counts.
+    pub fn judge(&self, config: &StatsConfig, passes: u64, fails: u64, errors: u64) -> GateResult {
+        let spec = self.interval(config);
+        let sample = match config.errors {
+            ErrorPolicy::Count => passes + fails + errors,
+            ErrorPolicy::Exclude => passes + fails,
+        };
+        let (low, high) = spec
+            .interval(passes, sample)
+            .map_or((0.0, 1.0), |interval| (interval.low, interval.high));
+        let verdict = match self.rule {
+            Rule::MinPasses(bar) if passes >= bar => Verdict::Pass,
+            Rule::MinPasses(_) => Verdict::Fail,
+            Rule::MinRate(bar) if sample > 0 && low > bar => Verdict::Pass,
+            Rule::MinRate(bar) if sample > 0 && high < bar => Verdict::Fail,
+            Rule::MinRate(_) => Verdict::Undecided,
+        };
+        GateResult {
+            rule: self.rule,
+            method: spec.method,
+            level: spec.level,
+            prior: spec.prior,
+            errors: config.errors,
+            passes,
+            sample,
+            low,
+            high,
+            verdict,
+        }
+    }
+
+    /// The runs a case needs before this gate can pass at all, even with every run passing;
+    /// `None` when it can never pass (a bar of 1, or more than a million runs).
+    pub fn runs_needed(&self, config: &StatsConfig) -> Option<u64> {
+        match self.rule {
+            Rule::MinPasses(bar) => Some(bar),
+            Rule::MinRate(bar) => {
+                let spec = self.interval(config);
+                let passes_all = |n: u64| spec.interval(n, n).is_some_and(|i| i.low > bar);
+                // The lower bound grows with n: double, then bisect.
+                let mut high = 1;
+                while !passes_all(high) {
+                    high *= 2;
+                    if high > 1 << 20 {
+                        return None;
+                    }
+                }
+                let mut low = high / 2;
+                while low + 1 < high {
+                    let middle = (low + high) / 2;
+                    if passes_all(middle) {
+                        high = middle;
+                    } else {
+                        low = middle;
+                    }
+                }
+                Some(high)
+            }
+        }
+    }
+}
+
+impl GateResult {
+    /// Whether this verdict fails the session under `undecided`.
+    pub fn fails(&self, undecided: Undecided) -> bool {
+        match self.verdict {
+            Verdict::Pass => false,
+            Verdict::Fail => true,
+            Verdict::Undecided => undecided == Undecided::Fail,
+        }
+    }
+}
+
 /// The unbiased estimate of pass^k, the chance that k runs all pass: C(c, k) / C(n, k) for c
 /// passes in n runs. `None` when n < k.
 pub fn pass_all(passes: u64, runs: u64, k: u64) -> Option<f64> {
@@ -301,6 +549,81 @@ mod tests {
         // All n runs passing: the lower bound is (alpha/2)^(1/n).
         assert!((all.low - 0.025f64.powf(0.1)).abs() < 1e-12);
         assert_eq!(exact.interval(0, 0), None);
+    }
+
+    fn gate(rule: Rule) -> GateSpec {
+        GateSpec {
+            rule,
+            method: None,
+            level: None,
+            prior: None,
+        }
+    }
+
+    #[test]
+    fn min_rate_gates_need_the_whole_interval_on_one_side() {
+        let config = StatsConfig::default();
+        let gate = gate(Rule::MinRate(0.5));
+        assert_eq!(gate.judge(&config, 40, 0, 0).verdict, Verdict::Pass);
+        assert_eq!(gate.judge(&config, 0, 40, 0).verdict, Verdict::Fail);
+        assert_eq!(gate.judge(&config, 5, 5, 0).verdict, Verdict::Undecided);
+        assert_eq!(gate.judge(&config, 0, 0, 0).verdict, Verdict::Undecided);
+        let result = gate.judge(&config, 30, 10, 0);
+        assert_eq!((result.passes, result.sample), (30, 40));
+        assert!(result.low > 0.5, "{result:?}");
+    }
+
+    #[test]
+    fn errors_count_or_leave_the_sample() {
+        let mut config = StatsConfig::default();
+        let gate = gate(Rule::MinRate(0.8));
+        let counted = gate.judge(&config, 40, 0, 20);
+        assert_eq!((counted.sample, counted.verdict), (60, Verdict::Fail));
+        config.errors = ErrorPolicy::Exclude;
+        let excluded = gate.judge(&config, 40, 0, 20);
+        assert_eq!((excluded.sample, excluded.verdict), (40, Verdict::Pass));
+    }
+
+    #[test]
+    fn min_passes_is_a_count_and_never_undecided() {
+        let config = StatsConfig::default();
+        let gate = gate(Rule::MinPasses(7));
+        assert_eq!(gate.judge(&config, 7, 3, 0).verdict, Verdict::Pass);
+        assert_eq!(gate.judge(&config, 6, 4, 0).verdict, Verdict::Fail);
+        assert_eq!(gate.runs_needed(&config), Some(7));
+    }
+
+    #[test]
+    fn runs_needed_match_the_known_exact_figures() {
+        let config = StatsConfig::default();
+        for (bar, needed) in [(0.8, 17), (0.9, 36), (0.95, 72), (0.99, 368)] {
+            assert_eq!(
+                gate(Rule::MinRate(bar)).runs_needed(&config),
+                Some(needed),
+                "min_rate {bar}"
+            );
+        }
+        assert_eq!(gate(Rule::MinRate(1.0)).runs_needed(&config), None);
+    }
+
+    #[test]
+    fn undecided_fails_only_under_the_fail_policy() {
+        let config = StatsConfig::default();
+        let result = gate(Rule::MinRate(0.5)).judge(&config, 5, 5, 0);
+        assert!(result.fails(Undecided::Fail));
+        assert!(!result.fails(Undecided::Pass));
+    }
+
+    #[test]
+    fn metrics_parse_and_name_themselves() {
+        assert_eq!(Metric::parse("pass^3"), Ok(Metric::PassAll(3)));
+        assert_eq!(Metric::parse(" pass@5 "), Ok(Metric::PassAny(5)));
+        assert!(Metric::parse("pass^0").is_err());
+        assert!(Metric::parse("recall@5")
+            .unwrap_err()
+            .contains("pass^k or pass@k"));
+        assert_eq!(Metric::PassAny(5).name(), "pass@5");
+        assert_eq!(Metric::PassAll(2).value(3, 4), Some(0.5));
     }
 
     #[test]

@@ -27,6 +27,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{CaseInfo, Record};
+use crate::stats::StatsConfig;
 use crate::status::Outcome;
 use crate::usage::TokenUsage;
 
@@ -48,6 +49,9 @@ pub(crate) enum Line<'a> {
         per_test: bool,
         #[serde(default)]
         report: Option<Cow<'a, str>>,
+        /// The statistics settings the process judges with.
+        #[serde(default)]
+        stats: Cow<'a, StatsConfig>,
     },
     /// A case a process runs, written before its first start.
     Case { info: Cow<'a, CaseInfo> },
@@ -208,6 +212,8 @@ pub struct SessionData {
     pub per_test: bool,
     /// The session report the processes kept (`PROB_JSON` or the config's `json`), as named.
     pub report: Option<String>,
+    /// The statistics settings the processes judged with (the last process's).
+    pub stats: StatsConfig,
 }
 
 impl Session {
@@ -287,9 +293,13 @@ impl Session {
             };
             match event {
                 Line::Process {
-                    per_test, report, ..
+                    per_test,
+                    report,
+                    stats,
+                    ..
                 } => {
                     data.per_test |= per_test;
+                    data.stats = stats.into_owned();
                     if let Some(report) = report {
                         data.report = Some(report.into_owned());
                     }
@@ -440,6 +450,7 @@ impl ProcessFile {
         session: Session,
         per_test: bool,
         report: Option<String>,
+        stats: &StatsConfig,
     ) -> io::Result<ProcessFile> {
         session.create()?;
         let file = OpenOptions::new()
@@ -455,6 +466,7 @@ impl ProcessFile {
             proc: Cow::Borrowed(&process.proc_id),
             per_test,
             report: report.map(Cow::Owned),
+            stats: Cow::Borrowed(stats),
         })?;
         Ok(process)
     }
@@ -623,8 +635,13 @@ pub(crate) mod tests {
     fn unfinished_and_torn_runs_load_as_errors() {
         let sessions = temp_sessions("load");
         let session = Session::new(&sessions, "s1");
-        let first =
-            ProcessFile::create(session.clone(), false, Some("r.json".into())).expect("created");
+        let first = ProcessFile::create(
+            session.clone(),
+            false,
+            Some("r.json".into()),
+            &StatsConfig::default(),
+        )
+        .expect("created");
         let id = first.proc_id().to_string();
         first
             .append(&Line::Case {
@@ -644,7 +661,8 @@ pub(crate) mod tests {
             .write_all(b"\n{\"t\":\"end\",\"proc\":\"x\",\"seq\":1,\"rec")
             .expect("written");
         // ...and another process of the session goes on writing after the torn line.
-        let second = ProcessFile::create(session.clone(), false, None).expect("created");
+        let second = ProcessFile::create(session.clone(), false, None, &StatsConfig::default())
+            .expect("created");
         let other = second.proc_id().to_string();
         second
             .append(&start_line(&other, "classify::a", 0, 3))
@@ -670,7 +688,8 @@ pub(crate) mod tests {
     fn hand_formatted_lines_read_back_as_the_records_they_came_from() {
         let sessions = temp_sessions("lines");
         let session = Session::new(&sessions, "s");
-        let process = ProcessFile::create(session.clone(), false, None).expect("created");
+        let process = ProcessFile::create(session.clone(), false, None, &StatsConfig::default())
+            .expect("created");
         let case = "classify::a \"quoted\" \\ case";
         let identity = identity_fragment("fixture", "evals", case);
         let usage = TokenUsage {

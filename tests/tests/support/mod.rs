@@ -484,6 +484,13 @@ pub struct Section {
     pub rule: String,
     /// One entry per row: case id, fraction, cost (when shown), status (when not a pass).
     pub rows: Vec<Vec<String>>,
+    /// Each row's interval cell (`[35%, 93%]`, inner padding folded), when the column is shown
+    /// and the row has one.
+    pub intervals: Vec<Option<String>>,
+    /// The `Gates:` line's text, `Warning:` and `Hint:` lines, without their labels.
+    pub gates: Option<String>,
+    pub warnings: Vec<String>,
+    pub hints: Vec<String>,
     /// `Overall: ...` without the leading spaces.
     pub overall: String,
     /// The amount of the `Cost:` line.
@@ -495,12 +502,23 @@ pub struct Section {
 }
 
 fn columns(text: &str) -> Vec<String> {
-    text.trim()
+    let mut columns: Vec<String> = Vec::new();
+    for part in text
+        .trim()
         .split("  ")
         .map(str::trim)
         .filter(|part| !part.is_empty())
-        .map(str::to_string)
-        .collect()
+    {
+        // An interval cell (`[35%,  93%]`) pads inside its brackets: it is one column.
+        match columns.last_mut() {
+            Some(open) if open.starts_with('[') && !open.ends_with(']') => {
+                open.push(' ');
+                open.push_str(part);
+            }
+            _ => columns.push(part.to_string()),
+        }
+    }
+    columns
 }
 
 impl Section {
@@ -511,12 +529,19 @@ impl Section {
         }
         let mut index = start + 1;
         let mut rows = Vec::new();
+        let mut intervals = Vec::new();
         while index < lines.len() && !lines[index].is_empty() {
             let line = lines[index];
             if !line.starts_with("  ") || line.starts_with("   ") {
                 return Err(format!("row line not indented by two spaces: {line:?}"));
             }
-            rows.push(columns(line));
+            let mut row = columns(line);
+            let interval = row
+                .iter()
+                .position(|column| column.starts_with('['))
+                .map(|position| row.remove(position));
+            rows.push(row);
+            intervals.push(interval);
             index += 1;
         }
         index += 1;
@@ -529,8 +554,15 @@ impl Section {
         let mut cost = None;
         let mut tokens = Vec::new();
         let mut report = None;
+        let (mut gates, mut warnings, mut hints) = (None, Vec::new(), Vec::new());
         while let Some(line) = lines.get(index) {
-            if let Some(amount) = line.strip_prefix("  Cost:    ") {
+            if let Some(text) = line.strip_prefix("  Gates:   ") {
+                gates = Some(text.to_string());
+            } else if let Some(text) = line.strip_prefix("  Warning: ") {
+                warnings.push(text.to_string());
+            } else if let Some(text) = line.strip_prefix("  Hint:    ") {
+                hints.push(text.to_string());
+            } else if let Some(amount) = line.strip_prefix("  Cost:    ") {
                 cost = Some(amount.to_string());
             } else if let Some(text) = line.strip_prefix("  Tokens:  ") {
                 tokens.push(columns(text));
@@ -549,6 +581,10 @@ impl Section {
                 text,
                 rule,
                 rows,
+                intervals,
+                gates,
+                warnings,
+                hints,
                 overall,
                 cost,
                 tokens,
