@@ -42,7 +42,9 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         .args(&args.args)
         .env("PROB_SESSION", &key)
         // The session's section is printed once, here, not once per test binary as well.
-        .env("PROB_SUMMARY", "0");
+        .env("PROB_SUMMARY", "0")
+        // Gated cases are judged here, from the whole session, rather than by each process.
+        .env("PROB_DEFER_VERDICTS", "1");
     let status = {
         defer_interrupts();
         command.status().map_err(|error| {
@@ -60,7 +62,10 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         Err(error) => return Err(error),
     };
     match summarize(&target, &key) {
-        Ok(()) => Ok(code),
+        // Items of gated cases do not fail for their runs: a failing verdict fails here, with
+        // the runner's own failure status.
+        Ok(true) if code == 0 => Ok(if args.nextest { 100 } else { 101 }),
+        Ok(_) => Ok(code),
         // The runner failed too; its exit code says more than ours.
         Err(error) if code != 0 => {
             let _ = writeln!(std::io::stderr().lock(), "error: {error}");
@@ -84,15 +89,16 @@ pub fn exit_code(status: ExitStatus) -> i32 {
 }
 
 /// Prints the summary of session `key` under `target`, nothing when no run was recorded. The
-/// `Report:` line shows the report the test processes kept, as they named it.
-fn summarize(target: &Path, key: &str) -> Result<(), Error> {
+/// `Report:` line shows the report the test processes kept, as they named it. Returns whether
+/// the session fails, a failing gate verdict included.
+fn summarize(target: &Path, key: &str) -> Result<bool, Error> {
     let session = Session::new(&store::sessions_dir(target), key);
     if !session.exists() {
-        return Ok(());
+        return Ok(false);
     }
     let (report, path) = load_session(&session)?;
     print_summary(&report, path.as_deref());
-    Ok(())
+    Ok(report.exit_status != 0)
 }
 
 /// Ctrl-C while the runner runs: the terminal sends SIGINT to the runner too, and nextest

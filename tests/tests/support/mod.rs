@@ -487,10 +487,9 @@ pub struct Section {
     /// Each row's interval cell (`[35%, 93%]`, inner padding folded), when the column is shown
     /// and the row has one.
     pub intervals: Vec<Option<String>>,
-    /// The `Gates:` line's text, `Warning:` and `Hint:` lines, without their labels.
+    /// The `Gates:` line's text, and the `Warning:` lines, without their labels.
     pub gates: Option<String>,
     pub warnings: Vec<String>,
-    pub hints: Vec<String>,
     /// `Overall: ...` without the leading spaces.
     pub overall: String,
     /// The amount of the `Cost:` line.
@@ -554,14 +553,12 @@ impl Section {
         let mut cost = None;
         let mut tokens = Vec::new();
         let mut report = None;
-        let (mut gates, mut warnings, mut hints) = (None, Vec::new(), Vec::new());
+        let (mut gates, mut warnings) = (None, Vec::new());
         while let Some(line) = lines.get(index) {
             if let Some(text) = line.strip_prefix("  Gates:   ") {
                 gates = Some(text.to_string());
             } else if let Some(text) = line.strip_prefix("  Warning: ") {
                 warnings.push(text.to_string());
-            } else if let Some(text) = line.strip_prefix("  Hint:    ") {
-                hints.push(text.to_string());
             } else if let Some(amount) = line.strip_prefix("  Cost:    ") {
                 cost = Some(amount.to_string());
             } else if let Some(text) = line.strip_prefix("  Tokens:  ") {
@@ -584,7 +581,6 @@ impl Section {
                 intervals,
                 gates,
                 warnings,
-                hints,
                 overall,
                 cost,
                 tokens,
