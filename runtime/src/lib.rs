@@ -83,6 +83,25 @@
 //! | fail + error | `FAIL (N errored)` | `0/10 FAIL (2 errored)` |
 //! | pass + fail + error | `FLAKY (N errored)` | `5/10 FLAKY (1 errored)` |
 //!
+//! ## Intervals and gates
+//!
+//! Every row carries an interval on its pass probability ([`stats`]): exact Clopper-Pearson by
+//! default, Wilson, or a Bayes credible interval. `min_rate = 0.9` in the attribute gates the
+//! case: PASS when the whole interval lies above the bar, FAIL when it lies below, UNDECIDED in
+//! between; `min_passes = 19` counts passes instead. `confidence`, `method` and `prior` in the
+//! attribute override the session's for that gate. In a gated case a failing run is a sample,
+//! not a verdict: under `cargo test` the case's last run judges it; under plain `cargo nextest
+//! run`, where no process sees every run, failing runs keep failing, and `cargo probtest run
+//! --nextest` judges the session instead.
+//!
+//! ```no_run
+//! # fn answer() -> bool { true }
+//! #[probtest::probability(runs = 40, min_rate = 0.8, confidence = 0.9)]
+//! fn bench_mostly_right() {
+//!     assert!(answer());
+//! }
+//! ```
+//!
 //! ## Cost and tokens
 //!
 //! [`record_usage()`] takes a [`TokenUsage`] or any serializable provider usage struct;
@@ -98,6 +117,13 @@
 //! | `PROB_JSON` | `json` | write the JSON report there |
 //! | `PROB_DELAY` | `delay` | seconds between run starts within a process, never before the first |
 //! | `PROB_TRANSPOSE` | `transpose` | run-major order: run 1 of every case of a module, then run 2, ... |
+//! | `PROB_METHOD`, `PROB_CONFIDENCE`, `PROB_PRIOR` | `method`, `confidence`, `prior` | how intervals are computed |
+//! | `PROB_INTERVALS` | `intervals` | `0` hides the interval column |
+//! | `PROB_MIN_RATE` | `min_rate` | a gate for every case without its own |
+//! | `PROB_UNDECIDED` | `undecided` | `pass` lets an UNDECIDED gate pass the session |
+//! | `PROB_ERRORS` | `errors` | `exclude` takes errored runs out of gates' samples |
+//! | `PROB_METRIC` | `metrics` | `pass^3,pass@5`: unbiased pass^k and pass@k |
+//! | `PROB_EXPLAIN` | `explain` | `1` explains every verdict in plain language |
 //! | `PROB_SESSION` | | the session key, for grouping runs your own way (see below) |
 //! | `PROB_SUMMARY` | | `0` turns off the section each test process prints at exit |
 //!
