@@ -9,22 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-/// Keys accepted in `[package.metadata.probtest]` and `[workspace.metadata.probtest]`.
-pub(crate) const CONFIG_KEYS: &[&str] = &[
-    "runs",
-    "json",
-    "delay",
-    "transpose",
-    "method",
-    "confidence",
-    "prior",
-    "intervals",
-    "min_rate",
-    "undecided",
-    "errors",
-    "metrics",
-    "explain",
-];
+/// Keys read here: they shape the items or carry a typed value to the runtime.
+const COMPILE_KEYS: &[&str] = &["runs", "json", "delay", "transpose"];
 
 /// Config keys the runtime reads, with its environment variables, from their text.
 const RUNTIME_KEYS: &[&str] = &[
@@ -272,7 +258,12 @@ fn apply_table(
                 return Err(format!(
                 "{}: unknown key `{other}` in [{section}.metadata.probtest]; expected one of: {}",
                 path.display(),
-                CONFIG_KEYS.join(", ")
+                COMPILE_KEYS
+                    .iter()
+                    .chain(RUNTIME_KEYS)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
             }
         }

@@ -177,28 +177,11 @@ pub(crate) fn runs_to_settle(
     if (rate - bar).abs() < 1e-12 {
         return None;
     }
-    let settled = |n: u64| {
+    crate::stats::smallest_runs(sample, |n| {
         let expected = (rate * n as f64).round() as u64;
         spec.interval(expected.min(n), n)
             .is_some_and(|interval| interval.low > bar || interval.high < bar)
-    };
-    let mut high = sample.max(1);
-    while !settled(high) {
-        high *= 2;
-        if high > 1 << 20 {
-            return None;
-        }
-    }
-    let mut low = high / 2;
-    while low + 1 < high {
-        let middle = (low + high) / 2;
-        if settled(middle) {
-            high = middle;
-        } else {
-            low = middle;
-        }
-    }
-    Some(high)
+    })
 }
 
 #[cfg(test)]

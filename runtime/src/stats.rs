@@ -405,28 +405,32 @@ impl GateSpec {
             Rule::MinPasses(bar) => Some(bar),
             Rule::MinRate(bar) => {
                 let spec = self.interval(config);
-                let passes_all = |n: u64| spec.interval(n, n).is_some_and(|i| i.low > bar);
-                // The lower bound grows with n: double, then bisect.
-                let mut high = 1;
-                while !passes_all(high) {
-                    high *= 2;
-                    if high > 1 << 20 {
-                        return None;
-                    }
-                }
-                let mut low = high / 2;
-                while low + 1 < high {
-                    let middle = (low + high) / 2;
-                    if passes_all(middle) {
-                        high = middle;
-                    } else {
-                        low = middle;
-                    }
-                }
-                Some(high)
+                smallest_runs(1, |n| spec.interval(n, n).is_some_and(|i| i.low > bar))
             }
         }
     }
+}
+
+/// The smallest number of runs from `start` on at which `enough` holds, for a condition that
+/// keeps holding once it does (doubling, then bisecting); `None` past a million runs.
+pub(crate) fn smallest_runs(start: u64, enough: impl Fn(u64) -> bool) -> Option<u64> {
+    let mut high = start.max(1);
+    while !enough(high) {
+        high *= 2;
+        if high > 1 << 20 {
+            return None;
+        }
+    }
+    let mut low = high / 2;
+    while low + 1 < high {
+        let middle = (low + high) / 2;
+        if enough(middle) {
+            high = middle;
+        } else {
+            low = middle;
+        }
+    }
+    Some(high)
 }
 
 impl GateResult {
