@@ -124,6 +124,7 @@
 //! | `PROB_ERRORS` | `errors` | `exclude` takes errored runs out of gates' samples |
 //! | `PROB_METRIC` | `metrics` | `pass^3,pass@5`: unbiased pass^k and pass@k |
 //! | `PROB_EXPLAIN` | `explain` | `1` explains every verdict in plain language |
+//! | `PROB_DEFER_VERDICTS` | | `1`: gated cases' runs never fail their items; whoever reads the session judges (`cargo probtest run` sets it) |
 //! | `PROB_SESSION` | | the session key, for grouping runs your own way (see below) |
 //! | `PROB_SUMMARY` | | `0` turns off the section each test process prints at exit |
 //!
