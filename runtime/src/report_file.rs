@@ -774,14 +774,14 @@ mod tests {
 
     impl Harness {
         fn new(session: &Session, path: &Path) -> Harness {
+            Harness::judging(session, path, StatsConfig::default())
+        }
+
+        fn judging(session: &Session, path: &Path, stats: StatsConfig) -> Harness {
             Harness {
-                process: ProcessFile::create(session.clone(), true, None, &StatsConfig::default())
+                process: ProcessFile::create(session.clone(), true, None, &stats)
                     .expect("process file"),
-                report: ReportFile::new(
-                    session.clone(),
-                    path.to_path_buf(),
-                    StatsConfig::default(),
-                ),
+                report: ReportFile::new(session.clone(), path.to_path_buf(), stats),
                 next_seq: 0,
             }
         }
@@ -842,7 +842,7 @@ mod tests {
     fn assert_matches_store(session: &Session, path: &Path) {
         let kept = read_report(path);
         let data = session.load().expect("loads");
-        let built = Report::build(data.cases, data.records, &StatsConfig::default());
+        let built = Report::build(data.cases, data.records, &kept.stats_config);
         let counts = |report: &Report| {
             let mut rows: Vec<(String, u64, u64, u64, u64, String)> = report
                 .rows
@@ -873,6 +873,35 @@ mod tests {
         kept_records.sort();
         built_records.sort();
         assert_eq!(kept_records, built_records);
+        // What derives from the counts: intervals, verdicts, metrics and their means.
+        let judged = |report: &Report| {
+            let mut rows: Vec<(String, String, String, String)> = report
+                .rows
+                .iter()
+                .map(|r| {
+                    (
+                        r.info.case.clone(),
+                        format!("{:.12?}", r.ci.map(|ci| (ci.low, ci.high))),
+                        format!("{:?}", r.gate.map(|g| (g.verdict, g.passes, g.sample))),
+                        format!("{:.12?}", r.metrics),
+                    )
+                })
+                .collect();
+            rows.sort();
+            rows
+        };
+        assert_eq!(judged(&kept), judged(&built));
+        assert_eq!(kept.warnings.len(), built.warnings.len());
+        let means = |report: &Report| {
+            let mut means: Vec<String> = report
+                .aggregates
+                .iter()
+                .map(|a| format!("{} {:.9?} {:?}", a.function, a.metrics, a.left_out))
+                .collect();
+            means.sort();
+            means
+        };
+        assert_eq!(means(&kept), means(&built));
     }
 
     #[test]
@@ -958,6 +987,39 @@ mod tests {
             "rebuilds stay logarithmic: {}",
             index.generation
         );
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn verdicts_metrics_and_means_stay_current_run_by_run() {
+        use crate::stats::Metric;
+        let sessions = temp_sessions("judged");
+        let session = Session::new(&sessions, "s");
+        let path = sessions.join("report.json");
+        let stats = StatsConfig {
+            min_rate: Some(0.5),
+            metrics: vec![Metric::PassAll(2), Metric::PassAny(3)],
+            ..StatsConfig::default()
+        };
+        let mut processes: Vec<Harness> = (0..3)
+            .map(|_| Harness::judging(&session, &path, stats.clone()))
+            .collect();
+        for step in 0..240u32 {
+            let which = step as usize % processes.len();
+            let case = format!("{}::case {}", ["a", "b", "c"][step as usize % 3], step % 11);
+            let run = step / 11 + 1;
+            let seq = processes[which].start(&case, run);
+            let outcome =
+                [Outcome::Pass, Outcome::Pass, Outcome::Fail, Outcome::Error][step as usize % 4];
+            processes[which].finish(seq, record(&case, run, outcome, 0.0, vec![]));
+            if step % 60 == 59 {
+                assert_matches_store(&session, &path);
+            }
+        }
+        let report = read_report(&path);
+        assert!(report.rows.iter().all(|row| row.gate.is_some()));
+        assert!(!report.aggregates.is_empty());
+        assert_matches_store(&session, &path);
         let _ = fs::remove_dir_all(sessions);
     }
 
