@@ -1,18 +1,167 @@
-//! Evals of the ticket classifier: every case runs ten times, and the summary shows how often
-//! each answer was right and what the calls cost.
+//! Evals of the ticket-triage client against a model: clear tickets that must always be right,
+//! ambiguous ones judged by their pass rate, a gateway that mangles responses, and an async
+//! majority vote. Every call's tokens and fees are booked to its run, so the summary ends with
+//! what the evals cost.
+//!
+//! By default the calls go to the local model server that `start_model_server` starts; with
+//! `PROBTEST_EXAMPLE_BASE_URL` (and `PROBTEST_EXAMPLE_API_KEY`) set they go to that provider
+//! instead, and the numbers in the comments below are the local model's.
 
-use benches_example::triage::{Label, Triage};
-use probtest::{probability, record_usage};
+use std::error::Error;
+use std::sync::{Mutex, PoisonError};
 
-#[probability(runs = 10, params(
+use benches_example::server::{LocalModelServer, GLITCH_MARKER};
+use benches_example::triage::{Label, TriageClient, TriageError, REQUEST_FEE};
+use probtest::{probability, record_cost, record_usage};
+
+/// The local model server of this module's runs; `None` when a real provider is configured.
+static SERVER: Mutex<Option<LocalModelServer>> = Mutex::new(None);
+
+/// Starts the local model server before the first run of this module: once per test process.
+/// Under `cargo test` that is once for all the runs below. Under nextest, which runs every test
+/// in its own process, it is once per run, and loading the tokenizer (about 0.4 s in a debug
+/// build) is most of each run's time.
+#[probtest::setup]
+fn start_model_server() -> Result<(), Box<dyn Error + Send + Sync>> {
+    if TriageClient::from_env().is_none() {
+        let server = LocalModelServer::start()?;
+        *SERVER.lock().unwrap_or_else(PoisonError::into_inner) = Some(server);
+    }
+    Ok(())
+}
+
+/// Stops the server after the module's last run (at the latest when the process exits).
+#[probtest::teardown]
+fn stop_model_server() {
+    let server = SERVER.lock().unwrap_or_else(PoisonError::into_inner).take();
+    if let Some(server) = server {
+        server.stop();
+    }
+}
+
+/// A client of the configured provider, else of the local model server.
+fn client() -> TriageClient {
+    TriageClient::from_env().unwrap_or_else(|| {
+        let server = SERVER.lock().unwrap_or_else(PoisonError::into_inner);
+        let server = server
+            .as_ref()
+            .expect("setup starts the local model server");
+        TriageClient::new(server.base_url())
+    })
+}
+
+/// Triages `ticket` and books the call to the current run: the gateway's fee (charged whether
+/// or not the answer is usable) and the response's token usage.
+fn triage(client: &TriageClient, ticket: &str) -> Result<Label, TriageError> {
+    record_cost(REQUEST_FEE);
+    let answer = client.triage(ticket)?;
+    record_usage(&answer.usage);
+    Ok(answer.label)
+}
+
+/// The temperature the app triages at.
+const APP_TEMPERATURE: f64 = 0.2;
+
+// Clear tickets at the app's temperature: the local model gets these wrong less than once in a
+// billion calls (the unit tests of `benches_example::model` check it), so a wrong label is a
+// regression. No gate: every run must pass. A harness problem (no server, a malformed
+// response) comes back as `Err` through `?` and counts as an error, not as a wrong answer.
+#[probability(runs = 5, params(
     (ticket, expected) = [
-        ("I was charged twice, please refund my money", Label::Refund) => "double charge",
-        ("Where is my order? The parcel did not arrive", Label::Shipping) => "late parcel",
-        ("I am locked out of my account, reset my password", Label::Account) => "locked out",
+        ("I was charged twice for my order, please refund the duplicate charge", Label::Refund)
+            => "double charge",
+        ("Where is my parcel? The tracking has not updated and the delivery is late", Label::Shipping)
+            => "late parcel",
+        ("I am locked out of my account and the password reset email never arrives", Label::Account)
+            => "locked out",
+        ("The app crashes with an error every time I open the settings page", Label::Bug)
+            => "app crash",
     ],
 ))]
-fn bench_triage(ticket: &str, expected: Label) {
-    let answer = Triage::default().classify(ticket);
-    record_usage(&answer.usage);
-    assert_eq!(answer.label, expected, "ticket: {ticket}");
+fn bench_triage(ticket: &str, expected: Label) -> Result<(), TriageError> {
+    let label = triage(&client().with_temperature(APP_TEMPERATURE), ticket)?;
+    assert_eq!(label, expected, "ticket: {ticket}");
+    Ok(())
+}
+
+/// Mentions the parcel, asks for the money: the local model routes it to refund about 94% of
+/// the time at temperature 1, and to shipping otherwise.
+const BROKEN_ITEM: &str = "The parcel arrived but the item is broken, I want a refund";
+
+// An ambiguous ticket at temperature 1, where answers vary the most. One wrong run is a
+// sample, not a regression: the gate asks that the model be right more often than not, and
+// passes when the whole 95% interval over the 40 runs lies above 0.5. At a true rate of 94%
+// that fails about once in ten million sessions; about 7 sessions in 100 get all 40 right and
+// show no FLAKY. (A bar of 0.8 would fail almost half of the sessions: over 40 runs the
+// interval's lower end clears 0.8 only with 38 or more right.)
+#[probability(runs = 40, min_rate = 0.5, params(ticket = [BROKEN_ITEM => "broken item"]))]
+fn bench_ambiguous(ticket: &str) -> Result<(), TriageError> {
+    let label = triage(&client().with_temperature(1.0), ticket)?;
+    assert_eq!(label, Label::Refund, "ticket: {ticket}");
+    Ok(())
+}
+
+// A ticket support staff argue about. Policy says shipping (find the parcel before refunding
+// it); the local model says shipping about half the time. A rate gate near 50% would need
+// hundreds of runs to decide, so this one counts instead: the policy answer must come up at
+// least 3 times in 30. That catches a prompt or training-data change that makes the model stop
+// considering shipping here, and fails by bad luck about twice in ten million sessions.
+#[probability(
+    runs = 30,
+    min_passes = 3,
+    params(ticket = ["I was charged for an order that never arrived" => "never arrived"])
+)]
+fn bench_contested(ticket: &str) -> Result<(), TriageError> {
+    let label = triage(&client().with_temperature(1.0), ticket)?;
+    assert_eq!(label, Label::Shipping, "ticket: {ticket}");
+    Ok(())
+}
+
+// The gateway mangles a third of the responses to this ticket (the local server's
+// GLITCH_MARKER): the client's `Err` makes those runs errors, and the row reads `N ERRORED`.
+// How it stays green: `errors = "exclude"` in Cargo.toml's [package.metadata.probtest] leaves
+// errored runs out of gates' samples, so this gate judges the model on the answers it did give
+// (all right: it is a clear ticket). The setting is session-wide, and still strict where it
+// matters: an ungated case fails on any error, and a gated case whose every run errored has no
+// sample and cannot pass. Without it every errored run would fail its test item. A call that
+// always fails is a broken harness rather than a flaky one: mark such an eval
+// `#[ignore = "why"]` until it is fixed. With 24 runs, too few clean answers to clear the gate
+// (fewer than 6) come about once in 200,000 sessions.
+#[probability(runs = 24, min_rate = 0.5, params(ticket = [
+    format!("{GLITCH_MARKER} I was charged twice for my order, please refund the duplicate charge")
+        => "mangled response",
+]))]
+fn bench_flaky_gateway(ticket: String) -> Result<(), TriageError> {
+    let label = triage(&client().with_temperature(APP_TEMPERATURE), &ticket)?;
+    assert_eq!(label, Label::Refund, "ticket: {ticket}");
+    Ok(())
+}
+
+// Self-consistency: ask three times concurrently and take the majority. One answer to the
+// ambiguous ticket is right about 94% of the time; the majority of three about 99%, for three
+// times the tokens (the Tokens line shows them). The client is blocking, so each call runs on
+// tokio's blocking pool; the usage comes back to the eval's body, where probtest knows the
+// current run (from threads you spawn yourself, record through `probtest::current_run()`).
+#[probability(runs = 20, min_rate = 0.5, params(ticket = [BROKEN_ITEM => "broken item"]))]
+#[tokio::test]
+async fn bench_majority_vote(ticket: &str) -> Result<(), TriageError> {
+    let client = client().with_temperature(1.0);
+    let calls: Vec<_> = (0..3)
+        .map(|_| {
+            let (client, ticket) = (client.clone(), ticket.to_string());
+            tokio::task::spawn_blocking(move || client.triage(&ticket))
+        })
+        .collect();
+    let mut votes = Vec::new();
+    for call in calls {
+        record_cost(REQUEST_FEE);
+        let answer = call.await.expect("a triage call panicked")?;
+        record_usage(&answer.usage);
+        votes.push(answer.label);
+    }
+    let majority = Label::ALL
+        .into_iter()
+        .find(|label| votes.iter().filter(|vote| *vote == label).count() >= 2);
+    assert_eq!(majority, Some(Label::Refund), "votes: {votes:?}");
+    Ok(())
 }

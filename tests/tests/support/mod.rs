@@ -66,6 +66,15 @@ impl Fixture {
         }
     }
 
+    /// A crate that already exists in `dir` (the workspace's own example, say), to run with the
+    /// same scrubbed environment and shared target directory. Nothing is written.
+    pub fn existing(name: &str, dir: impl Into<PathBuf>) -> Fixture {
+        Fixture {
+            name: name.to_string(),
+            dir: dir.into(),
+        }
+    }
+
     /// The crate's root directory.
     pub fn dir(&self) -> &Path {
         &self.dir
