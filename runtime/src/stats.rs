@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{Beta, ContinuousCDF, Normal};
 
 /// How an interval on a pass probability is computed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     /// Clopper-Pearson: exact, never narrower than it should be. The default.
@@ -150,9 +150,48 @@ impl IntervalSpec {
         if runs == 0 {
             return None;
         }
+        let (low, high) = self.bounds_memoized(passes, runs);
+        Some(Interval {
+            method: self.method,
+            level: self.level,
+            low,
+            high,
+        })
+    }
+
+    /// Bounds are memoized: quantiles are iterative (and unoptimized in test builds), and the
+    /// rows of a session repeat the same few fractions (10/10, 9/10, ...).
+    fn bounds_memoized(&self, passes: u64, runs: u64) -> (f64, f64) {
+        use std::collections::HashMap;
+        use std::sync::Mutex;
+        type Key = (Method, u64, u64, u64, u64, u64);
+        static MEMO: Mutex<Option<HashMap<Key, (f64, f64)>>> = Mutex::new(None);
+        let key = (
+            self.method,
+            self.level.to_bits(),
+            self.prior.a.to_bits(),
+            self.prior.b.to_bits(),
+            passes,
+            runs,
+        );
+        if let Some(bounds) = MEMO
+            .lock()
+            .ok()
+            .and_then(|memo| memo.as_ref().and_then(|memo| memo.get(&key).copied()))
+        {
+            return bounds;
+        }
+        let bounds = self.bounds(passes, runs);
+        if let Ok(mut memo) = MEMO.lock() {
+            memo.get_or_insert_with(HashMap::new).insert(key, bounds);
+        }
+        bounds
+    }
+
+    fn bounds(&self, passes: u64, runs: u64) -> (f64, f64) {
         let (c, n) = (passes as f64, runs as f64);
         let alpha = 1.0 - self.level;
-        let (low, high) = match self.method {
+        match self.method {
             Method::Exact => (
                 if passes == 0 {
                     0.0
@@ -182,13 +221,7 @@ impl IntervalSpec {
                     beta_quantile(a, b, 1.0 - alpha / 2.0),
                 )
             }
-        };
-        Some(Interval {
-            method: self.method,
-            level: self.level,
-            low,
-            high,
-        })
+        }
     }
 }
 
