@@ -134,6 +134,11 @@ fn functions_changed(
     after: &Row,
     config: &StatsConfig,
 ) {
+    // Without metrics there are no means to keep, and the index stays the same size however
+    // many functions the session has.
+    if config.metrics.is_empty() {
+        return;
+    }
     {
         let names: Vec<String> = config.metrics.iter().map(|m| m.name()).collect();
         let position = functions
