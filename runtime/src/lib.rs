@@ -169,6 +169,7 @@ mod model;
 mod registry;
 mod render;
 mod report_file;
+mod report_state;
 mod runner;
 mod session;
 mod settings;

@@ -366,6 +366,55 @@ impl Row {
     }
 }
 
+/// The part of a row's JSON that changes with its runs, in [`Row`]'s field order: a row is
+/// [`CaseInfo::row_prefix`] followed by this, which lets the session report patch a row's tail
+/// without re-encoding its strings.
+#[derive(Serialize)]
+struct RowTail<'a> {
+    passes: u64,
+    fails: u64,
+    errors: u64,
+    total: u64,
+    pass_rate: f64,
+    status: Status,
+    cost: f64,
+    usage: &'a OrderedMap<UsageTotals>,
+    ci: &'a Option<Interval>,
+    gate: &'a Option<GateResult>,
+    metrics: &'a OrderedMap<f64>,
+}
+
+impl CaseInfo {
+    /// The start of the JSON of any row of this case: `{`, the case's fields, and a comma.
+    pub(crate) fn row_prefix(&self) -> serde_json::Result<String> {
+        let mut text = serde_json::to_string(self)?;
+        text.pop();
+        text.push(',');
+        Ok(text)
+    }
+}
+
+impl Row {
+    /// The rest of the row's JSON after [`CaseInfo::row_prefix`]: its counts and verdict.
+    pub(crate) fn tail_json(&self) -> serde_json::Result<String> {
+        let mut text = serde_json::to_string(&RowTail {
+            passes: self.passes,
+            fails: self.fails,
+            errors: self.errors,
+            total: self.total,
+            pass_rate: self.pass_rate,
+            status: self.status,
+            cost: self.cost,
+            usage: &self.usage,
+            ci: &self.ci,
+            gate: &self.gate,
+            metrics: &self.metrics,
+        })?;
+        text.remove(0);
+        Ok(text)
+    }
+}
+
 impl Totals {
     fn tally(&mut self) -> Tally<'_> {
         Tally {
@@ -798,6 +847,43 @@ pub(crate) mod tests {
     pub(crate) fn build(records: Vec<Record>) -> Report {
         let infos: Vec<CaseInfo> = records.iter().map(|r| info(&r.case)).collect();
         Report::build(infos, records, &StatsConfig::default())
+    }
+
+    #[test]
+    fn a_row_is_its_case_prefix_followed_by_its_tail() {
+        use crate::stats::Metric;
+        let usage = TokenUsage {
+            model: "gpt \"mini\"".into(),
+            input_tokens: 12,
+            cost: 0.25,
+            ..Default::default()
+        };
+        let mut records = vec![
+            record("classify::\"quoted\" é", 1, Outcome::Pass, 0.5, vec![usage]),
+            record("classify::\"quoted\" é", 2, Outcome::Fail, 0.0, vec![]),
+        ];
+        records.push(record("plain", 1, Outcome::Error, 0.0, vec![]));
+        let stats = StatsConfig {
+            min_rate: Some(0.5),
+            metrics: vec![Metric::PassAll(2)],
+            ..StatsConfig::default()
+        };
+        let mut infos: Vec<CaseInfo> = records.iter().map(|r| info(&r.case)).collect();
+        for info in infos.iter_mut().filter(|info| info.case != "plain") {
+            info.gate = Some(GateSpec {
+                rule: Rule::MinPasses(1),
+                method: None,
+                level: Some(0.9),
+                prior: None,
+            });
+        }
+        let report = Report::build(infos, records, &stats);
+        assert!(report.rows.iter().any(|row| row.info.gate.is_some()));
+        for row in &report.rows {
+            let whole = serde_json::to_string(row).expect("row serializes");
+            let parts = row.info.row_prefix().expect("prefix") + &row.tail_json().expect("tail");
+            assert_eq!(parts, whole);
+        }
     }
 
     #[test]

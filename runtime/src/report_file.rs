@@ -23,9 +23,11 @@
 //! and counts it; its end patches that record and the counts. A run whose process is killed
 //! therefore stays in the report as an error, with no process left to write it.
 //!
-//! Each change reads and rewrites two small files in place (the index, with offsets and totals,
-//! and the touched row's sidecar, with the slots of its runs in flight) and creates none, except
-//! a sidecar for a case seen for the first time. When something does not fit (a new row with no
+//! Each change reads and rewrites two small binary files in place (the index, with offsets and
+//! totals, and the touched row's state, with its counts and the slots of its runs in flight; see
+//! `report_state`) and creates none, except a row state for a case seen for the first time. A
+//! row is written as its case's fixed prefix and a tail of counts and verdict; a change
+//! rewrites the tail alone. When something does not fit (a new row with no
 //! free space, a slot that outgrew its padding) or the files disagree (a writer died halfway,
 //! the report was deleted), the report is rebuilt from the session store, in source order, with
 //! room to grow: the free space doubles, so rebuilds are logarithmic in the session's size.
@@ -37,12 +39,11 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::{
     infeasible, rfc3339_now, Aggregate, CaseInfo, OrderedMap, Record, Report, Row, Totals,
     SCHEMA_VERSION,
 };
+use crate::report_state::{FunctionSums, Index, OpenRun, RowState, Slot, DIRTY};
 use crate::stats::StatsConfig;
 use crate::store::Session;
 
@@ -56,7 +57,8 @@ const MIN_ROWS_FREE: u64 = if cfg!(test) { 16 * 1024 } else { 256 * 1024 };
 /// What closes the records array and the report.
 const TAIL: &str = "\n]}\n";
 
-/// A change to the report.
+/// A change to the report. Both kinds carry the case's description: the process making the
+/// change has it, so the row state on disk need not.
 pub(crate) enum Change<'a> {
     /// A run started: count it as an error until it finishes.
     Start {
@@ -69,57 +71,37 @@ pub(crate) enum Change<'a> {
     Finish {
         proc_id: &'a str,
         seq: u64,
+        info: &'a CaseInfo,
         record: &'a Record,
     },
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
-struct Slot {
-    offset: u64,
-    capacity: u64,
+impl Change<'_> {
+    fn info(&self) -> &CaseInfo {
+        match self {
+            Change::Start { info, .. } | Change::Finish { info, .. } => info,
+        }
+    }
 }
 
-/// Where everything is in the report file, and the running totals.
-#[derive(Debug, Serialize, Deserialize)]
-struct Index {
-    path: PathBuf,
-    generation: u64,
-    file_len: u64,
-    created: String,
-    head: Slot,
-    rows_free: u64,
-    rows_end: u64,
-    row_count: u64,
-    records_end: u64,
-    record_count: u64,
-    runs: u32,
-    totals: Totals,
-    /// Rows that fail the session, for the exit status.
-    failing_rows: u64,
-    /// Per function, the sums behind the aggregates' means.
-    functions: Vec<FunctionSums>,
-    /// Gates that cannot pass with their cases' runs.
-    warnings: Vec<String>,
-}
-
-/// The running sums of one function's metrics, so that its means change in constant time.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct FunctionSums {
-    function: String,
-    module: String,
-    cases: u64,
-    /// Per metric of the session's settings: the sum over cases that have it, and their count.
-    sums: Vec<f64>,
-    counts: Vec<u64>,
+/// What a row counted for before a change: whether it failed the session, and its metrics.
+struct Counted<'a> {
+    fails: bool,
+    metrics: &'a OrderedMap<f64>,
 }
 
 impl Index {
     /// Accounts for a row changing from `before` (none for a new row) to `after`.
-    fn row_changed(&mut self, before: Option<&Row>, after: &Row, config: &StatsConfig) {
-        let fails = |row: &Row| u64::from(row.fails_session(config));
-        self.failing_rows =
-            (self.failing_rows + fails(after)).saturating_sub(before.map_or(0, fails));
-        functions_changed(&mut self.functions, before, after, config);
+    fn row_changed(&mut self, before: Option<Counted<'_>>, after: &Row, config: &StatsConfig) {
+        let fails_before = before.as_ref().is_some_and(|before| before.fails);
+        self.failing_rows = (self.failing_rows + u64::from(after.fails_session(config)))
+            .saturating_sub(u64::from(fails_before));
+        functions_changed(
+            &mut self.functions,
+            before.map(|before| before.metrics),
+            after,
+            config,
+        );
     }
 
     fn aggregates(&self, config: &StatsConfig) -> Vec<Aggregate> {
@@ -130,7 +112,7 @@ impl Index {
 /// Moves a row's metrics from `before` (none for a new row) to `after` in its function's sums.
 fn functions_changed(
     functions: &mut Vec<FunctionSums>,
-    before: Option<&Row>,
+    before: Option<&OrderedMap<f64>>,
     after: &Row,
     config: &StatsConfig,
 ) {
@@ -139,86 +121,99 @@ fn functions_changed(
     if config.metrics.is_empty() {
         return;
     }
-    {
-        let names: Vec<String> = config.metrics.iter().map(|m| m.name()).collect();
-        let position = functions
-            .iter()
-            .position(|f| f.function == after.info.function && f.module == after.info.module)
-            .unwrap_or_else(|| {
-                functions.push(FunctionSums {
-                    function: after.info.function.clone(),
-                    module: after.info.module.clone(),
-                    cases: 0,
-                    sums: vec![0.0; names.len()],
-                    counts: vec![0; names.len()],
-                });
-                functions.len() - 1
+    let names: Vec<String> = config.metrics.iter().map(|m| m.name()).collect();
+    let position = functions
+        .iter()
+        .position(|f| f.function == after.info.function && f.module == after.info.module)
+        .unwrap_or_else(|| {
+            functions.push(FunctionSums {
+                function: after.info.function.clone(),
+                module: after.info.module.clone(),
+                cases: 0,
+                sums: vec![0.0; names.len()],
+                counts: vec![0; names.len()],
             });
-        let sums = &mut functions[position];
-        if before.is_none() {
-            sums.cases += 1;
+            functions.len() - 1
+        });
+    let sums = &mut functions[position];
+    if before.is_none() {
+        sums.cases += 1;
+    }
+    for (index, name) in names.iter().enumerate() {
+        if let Some(value) = before.and_then(|metrics| metrics.get(name)) {
+            sums.sums[index] -= value;
+            sums.counts[index] -= 1;
         }
-        for (index, name) in names.iter().enumerate() {
-            if let Some(value) = before.and_then(|row| row.metrics.get(name)) {
-                sums.sums[index] -= value;
-                sums.counts[index] -= 1;
-            }
-            if let Some(value) = after.metrics.get(name) {
-                sums.sums[index] += value;
-                sums.counts[index] += 1;
-            }
+        if let Some(value) = after.metrics.get(name) {
+            sums.sums[index] += value;
+            sums.counts[index] += 1;
         }
     }
 }
 
 /// The aggregates the sums give.
 fn aggregates_of(functions: &[FunctionSums], config: &StatsConfig) -> Vec<Aggregate> {
-    {
-        if config.metrics.is_empty() {
-            return Vec::new();
-        }
-        functions
-            .iter()
-            .map(|sums| {
-                let mut aggregate = Aggregate {
-                    function: sums.function.clone(),
-                    module: sums.module.clone(),
-                    metrics: OrderedMap::default(),
-                    left_out: OrderedMap::default(),
-                };
-                for (index, metric) in config.metrics.iter().enumerate() {
-                    let (sum, count) = (sums.sums[index], sums.counts[index]);
-                    if count > 0 {
-                        aggregate
-                            .metrics
-                            .0
-                            .push((metric.name(), sum / count as f64));
-                    }
+    if config.metrics.is_empty() {
+        return Vec::new();
+    }
+    functions
+        .iter()
+        .map(|sums| {
+            let mut aggregate = Aggregate {
+                function: sums.function.clone(),
+                module: sums.module.clone(),
+                metrics: OrderedMap::default(),
+                left_out: OrderedMap::default(),
+            };
+            for (index, metric) in config.metrics.iter().enumerate() {
+                let (sum, count) = (sums.sums[index], sums.counts[index]);
+                if count > 0 {
                     aggregate
-                        .left_out
+                        .metrics
                         .0
-                        .push((metric.name(), sums.cases - count));
+                        .push((metric.name(), sum / count as f64));
                 }
                 aggregate
-            })
-            .collect()
+                    .left_out
+                    .0
+                    .push((metric.name(), sums.cases - count));
+            }
+            aggregate
+        })
+        .collect()
+}
+
+impl RowState {
+    /// The row this state and `info` describe, settled under `config`.
+    fn take_row(&mut self, info: &CaseInfo) -> Row {
+        let mut row = Row::new(info.clone());
+        row.passes = self.passes;
+        row.fails = self.fails;
+        row.errors = self.errors;
+        row.total = self.total;
+        row.cost = self.cost;
+        row.usage = std::mem::take(&mut self.usage);
+        row
     }
-}
 
-/// A row's slot and counts, and the slots of its runs in flight.
-#[derive(Debug, Serialize, Deserialize)]
-struct RowState {
-    slot: Slot,
-    row: Row,
-    open: Vec<OpenRun>,
-}
+    /// Takes the counts of `row` back, with what the row counts for in the index.
+    fn update(&mut self, row: &Row, config: &StatsConfig) {
+        self.passes = row.passes;
+        self.fails = row.fails;
+        self.errors = row.errors;
+        self.total = row.total;
+        self.cost = row.cost;
+        self.usage = row.usage.clone();
+        self.fails_session = row.fails_session(config);
+        self.metrics = row.metrics.clone();
+    }
 
-/// A provisional record waiting for its run to finish.
-#[derive(Debug, Serialize, Deserialize)]
-struct OpenRun {
-    proc: String,
-    seq: u64,
-    slot: Slot,
+    fn counted(&self) -> Counted<'_> {
+        Counted {
+            fails: self.fails_session,
+            metrics: &self.metrics,
+        }
+    }
 }
 
 /// Files this process keeps open between changes.
@@ -261,7 +256,7 @@ fn hex_hash(text: &str) -> String {
 
 fn row_file_name(key: (&str, &str, &str)) -> String {
     format!(
-        "{}.json",
+        "{}.row",
         hex_hash(&format!("{}\0{}\0{}", key.0, key.1, key.2))
     )
 }
@@ -285,11 +280,18 @@ fn head_text(
     warnings: &[String],
 ) -> io::Result<String> {
     let json = |value: &dyn erased::Json| value.to_json();
+    let list = |empty: bool, value: &dyn erased::Json| {
+        if empty {
+            Ok("[]".to_string())
+        } else {
+            json(value)
+        }
+    };
     Ok(format!(
         "\"runs\":{runs},\"exit_status\":{exit_status},\"totals\":{},\"aggregates\":{},\"warnings\":{}",
         json(totals)?,
-        json(&aggregates)?,
-        json(&warnings)?
+        list(aggregates.is_empty(), &aggregates)?,
+        list(warnings.is_empty(), &warnings)?
     ))
 }
 
@@ -320,19 +322,9 @@ fn write_at(mut file: &File, offset: u64, bytes: &[u8]) -> io::Result<()> {
 
 fn read_all(mut file: &File) -> io::Result<Vec<u8>> {
     file.seek(SeekFrom::Start(0))?;
-    let mut bytes = Vec::new();
+    let mut bytes = Vec::with_capacity(512);
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
-}
-
-/// Rewrites a small file in place: the new content, then spaces over whatever is left of the
-/// old one. JSON ignores trailing whitespace, and a file never shrinks, so it is never
-/// truncated and reallocated.
-fn rewrite_in_place(file: &File, old_len: usize, mut bytes: Vec<u8>) -> io::Result<()> {
-    if bytes.len() < old_len {
-        bytes.resize(old_len, b' ');
-    }
-    write_at(file, 0, &bytes)
 }
 
 fn json_string(text: &str) -> String {
@@ -355,6 +347,10 @@ impl ReportFile {
 
     fn dir(&self) -> PathBuf {
         self.session.dir().join("report")
+    }
+
+    fn path_bytes(&self) -> &[u8] {
+        self.path.as_os_str().as_encoded_bytes()
     }
 
     /// Runs `persist` (which writes the change to the session store) and then applies `change`,
@@ -406,9 +402,8 @@ impl ReportFile {
         result
     }
 
-    /// The index, when it is clean and describes the report file as it is on disk, with its
-    /// length in bytes.
-    fn load_index(&self, handles: &mut Handles) -> Option<(Index, usize)> {
+    /// The index, when it is clean and describes the report file as it is on disk.
+    fn load_index(&self, handles: &mut Handles) -> Option<Index> {
         if handles.index.is_none() {
             let file = OpenOptions::new()
                 .read(true)
@@ -417,13 +412,8 @@ impl ReportFile {
                 .ok()?;
             handles.index = Some(file);
         }
-        let bytes = read_all(handles.index.as_ref()?).ok()?;
-        let (flag, json) = bytes.split_first()?;
-        if *flag != b'C' {
-            return None;
-        }
-        let index: Index = serde_json::from_slice(json).ok()?;
-        if index.path != self.path {
+        let index = Index::decode(&read_all(handles.index.as_ref()?).ok()?)?;
+        if index.path != self.path_bytes() {
             return None;
         }
         let report = match handles.report.take() {
@@ -436,11 +426,11 @@ impl ReportFile {
         };
         let on_disk = report.metadata().ok()?.len();
         handles.report = Some((index.generation, report));
-        (index.file_len == on_disk).then_some((index, bytes.len()))
+        (index.file_len == on_disk).then_some(index)
     }
 
     fn incremental(&self, handles: &mut Handles, change: &Change<'_>) -> io::Result<Incremental> {
-        let Some((mut index, index_len)) = self.load_index(handles) else {
+        let Some(mut index) = self.load_index(handles) else {
             return Ok(Incremental::Rebuild);
         };
         let (Some(index_file), Some((_, report))) =
@@ -448,12 +438,12 @@ impl ReportFile {
         else {
             return Ok(Incremental::Rebuild);
         };
-        let rows_dir = self.dir().join(format!("rows-{}", index.generation));
-        let key = match change {
-            Change::Start { provisional, .. } => provisional.key(),
-            Change::Finish { record, .. } => record.key(),
-        };
-        let row_path = rows_dir.join(row_file_name(key));
+        let info = change.info();
+        let key = info.key();
+        let row_path = self
+            .dir()
+            .join(format!("rows-{}", index.generation))
+            .join(row_file_name(key));
         let row_file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -461,35 +451,34 @@ impl ReportFile {
             .truncate(false)
             .open(&row_path)?;
         let row_bytes = read_all(&row_file)?;
-        let existing: Option<RowState> = if row_bytes.is_empty() {
+        let existing = if row_bytes.is_empty() {
             None
         } else {
-            match serde_json::from_slice::<RowState>(&row_bytes) {
-                Ok(state) if state.row.info.key() == key => Some(state),
+            match RowState::decode(&row_bytes) {
+                Some(state) if state.key() == key => Some(state),
                 _ => return Ok(Incremental::Rebuild),
             }
         };
         // From here on the report may be half-patched until the index is saved clean again.
-        write_at(index_file, 0, b"D")?;
-        let before = existing.as_ref().map(|state| state.row.clone());
+        write_at(index_file, 0, &[DIRTY])?;
+        let is_new = existing.is_none();
         let mut state = match (change, existing) {
             (_, Some(state)) => state,
-            (Change::Start { info, .. }, None) => {
-                match self.new_row_slot(&mut index, report, info)? {
-                    Some(state) => state,
-                    None => return Ok(Incremental::Rebuild),
-                }
-            }
+            (Change::Start { .. }, None) => match self.new_row_slot(&mut index, report, info)? {
+                Some(state) => state,
+                None => return Ok(Incremental::Rebuild),
+            },
             (Change::Finish { .. }, None) => return Ok(Incremental::Rebuild),
         };
+        let mut row = state.take_row(info);
         match change {
             Change::Start {
                 proc_id,
                 seq,
-                info,
                 provisional,
+                ..
             } => {
-                state.row.add(provisional);
+                row.add(provisional);
                 index.totals.add(provisional);
                 index.runs = index.runs.max(info.runs);
                 let text = serde_json::to_string(*provisional).map_err(io::Error::other)?;
@@ -505,6 +494,7 @@ impl ReportFile {
                 proc_id,
                 seq,
                 record,
+                ..
             } => {
                 let Some(position) = state
                     .open
@@ -517,9 +507,9 @@ impl ReportFile {
                 if record.is_retry() {
                     // A retry was counted once, as a retry, when it started; it stays that way.
                 } else {
-                    state.row.retract_provisional();
+                    row.retract_provisional();
                     index.totals.retract_provisional();
-                    state.row.add(record);
+                    row.add(record);
                     index.totals.add(record);
                 }
                 let text = serde_json::to_string(*record).map_err(io::Error::other)?;
@@ -529,15 +519,16 @@ impl ReportFile {
                 write_at(report, open.slot.offset, text.as_bytes())?;
             }
         }
-        state.row.settle(&self.stats);
-        if before.is_none() {
-            if let Some(warning) = infeasible(&state.row.info, &self.stats) {
+        row.settle(&self.stats);
+        if is_new {
+            if let Some(warning) = infeasible(info, &self.stats) {
                 index.warnings.push(warning);
             }
         }
-        index.row_changed(before.as_ref(), &state.row, &self.stats);
-        let row_text = serde_json::to_string(&state.row).map_err(io::Error::other)?;
-        let Some(row_text) = padded(row_text, state.slot.capacity) else {
+        index.row_changed((!is_new).then(|| state.counted()), &row, &self.stats);
+        let tail = row.tail_json().map_err(io::Error::other)?;
+        let tail_slot = state.tail_slot();
+        let Some(tail) = padded(tail, tail_slot.capacity) else {
             return Ok(Incremental::Rebuild);
         };
         let head = head_text(
@@ -550,42 +541,45 @@ impl ReportFile {
         let Some(head) = padded(head, index.head.capacity) else {
             return Ok(Incremental::Rebuild);
         };
-        write_at(report, state.slot.offset, row_text.as_bytes())?;
+        write_at(report, tail_slot.offset, tail.as_bytes())?;
         write_at(report, index.head.offset, head.as_bytes())?;
-        rewrite_in_place(
-            &row_file,
-            row_bytes.len(),
-            serde_json::to_vec(&state).map_err(io::Error::other)?,
-        )?;
-        let mut bytes = vec![b'C'];
-        serde_json::to_writer(&mut bytes, &index).map_err(io::Error::other)?;
-        rewrite_in_place(index_file, index_len, bytes)?;
+        state.update(&row, &self.stats);
+        // The files never shrink: what is left of an older, longer content is ignored.
+        write_at(&row_file, 0, &state.encode()?)?;
+        write_at(index_file, 0, &index.encode()?)?;
         Ok(Incremental::Done)
     }
 
-    /// Places a new row in the free space, or `None` when there is no room left.
+    /// Places a new row, with its case's fixed prefix, in the free space; `None` when there is
+    /// no room left.
     fn new_row_slot(
         &self,
         index: &mut Index,
         report: &File,
         info: &CaseInfo,
     ) -> io::Result<Option<RowState>> {
-        let row = Row::new(info.clone());
-        let text = serde_json::to_string(&row).map_err(io::Error::other)?;
-        let capacity = row_capacity(text.len() as u64);
-        let separator: &[u8] = if index.row_count == 0 { b"\n" } else { b",\n" };
+        let prefix = info.row_prefix().map_err(io::Error::other)?;
+        let tail = Row::new(info.clone())
+            .tail_json()
+            .map_err(io::Error::other)?;
+        let capacity = row_capacity((prefix.len() + tail.len()) as u64);
+        let separator = if index.row_count == 0 { "\n" } else { ",\n" };
         let offset = index.rows_free + separator.len() as u64;
         if offset + capacity > index.rows_end {
             return Ok(None);
         }
-        write_at(report, index.rows_free, separator)?;
+        write_at(
+            report,
+            index.rows_free,
+            format!("{separator}{prefix}").as_bytes(),
+        )?;
         index.rows_free = offset + capacity;
         index.row_count += 1;
-        Ok(Some(RowState {
-            slot: Slot { offset, capacity },
-            row,
-            open: Vec::new(),
-        }))
+        Ok(Some(RowState::new(
+            info,
+            Slot { offset, capacity },
+            prefix.len() as u64,
+        )))
     }
 
     /// Appends a record at the end of the records array and returns its slot.
@@ -614,11 +608,11 @@ impl ReportFile {
     fn rebuild_locked(&self, handles: &mut Handles) -> io::Result<()> {
         let old: Option<Index> = fs::read(self.dir().join("index"))
             .ok()
-            .and_then(|bytes| serde_json::from_slice(bytes.get(1..)?).ok());
+            .and_then(|bytes| Index::decode(&bytes));
         let generation = old.as_ref().map_or(1, |index| index.generation + 1);
         let created = old
             .as_ref()
-            .filter(|index| index.path == self.path)
+            .filter(|index| index.path == self.path_bytes())
             .map_or_else(rfc3339_now, |index| index.created.clone());
         let data = self.session.load()?;
         let paired = data.records.into_iter().zip(data.open).collect();
@@ -648,15 +642,15 @@ impl ReportFile {
         let mut states: Vec<RowState> = Vec::with_capacity(report.rows.len());
         for (position, row) in report.rows.iter().enumerate() {
             text.push_str(if position == 0 { "\n" } else { ",\n" });
-            let row_text = serde_json::to_string(row).map_err(io::Error::other)?;
-            let capacity = row_capacity(row_text.len() as u64);
+            let prefix = row.info.row_prefix().map_err(io::Error::other)?;
+            let tail = row.tail_json().map_err(io::Error::other)?;
+            let capacity = row_capacity((prefix.len() + tail.len()) as u64);
             let offset = text.len() as u64;
-            text.push_str(&padded(row_text, capacity).unwrap_or_default());
-            states.push(RowState {
-                slot: Slot { offset, capacity },
-                row: row.clone(),
-                open: Vec::new(),
-            });
+            let prefix_len = prefix.len() as u64;
+            text.push_str(&padded(prefix + &tail, capacity).unwrap_or_default());
+            let mut state = RowState::new(&row.info, Slot { offset, capacity }, prefix_len);
+            state.update(row, &self.stats);
+            states.push(state);
         }
         let rows_free = text.len() as u64;
         let free = (rows_free - rows_start).max(MIN_ROWS_FREE);
@@ -671,9 +665,7 @@ impl ReportFile {
                 Some((proc, seq)) => {
                     let capacity = record_text.len() as u64 + RECORD_SLACK;
                     text.push_str(&padded(record_text, capacity).unwrap_or_default());
-                    if let Some(state) = states
-                        .iter_mut()
-                        .find(|state| state.row.info.key() == record.key())
+                    if let Some(state) = states.iter_mut().find(|state| state.key() == record.key())
                     {
                         state.open.push(OpenRun {
                             proc,
@@ -692,11 +684,10 @@ impl ReportFile {
         let rows_dir = self.dir().join(format!("rows-{generation}"));
         fs::create_dir_all(&rows_dir)?;
         for state in &states {
-            let bytes = serde_json::to_vec(state).map_err(io::Error::other)?;
-            fs::write(rows_dir.join(row_file_name(state.row.info.key())), bytes)?;
+            fs::write(rows_dir.join(row_file_name(state.key())), state.encode()?)?;
         }
         let index = Index {
-            path: self.path.clone(),
+            path: self.path_bytes().to_vec(),
             generation,
             file_len: text.len() as u64,
             created,
@@ -716,12 +707,10 @@ impl ReportFile {
             warnings: report.warnings.clone(),
             totals: report.totals,
         };
-        let mut bytes = vec![b'C'];
-        serde_json::to_writer(&mut bytes, &index).map_err(io::Error::other)?;
-        fs::write(self.dir().join("index"), bytes)?;
+        fs::write(self.dir().join("index"), index.encode()?)?;
         handles.index = None;
         handles.report = None;
-        // Sidecars of earlier generations describe a file that no longer exists.
+        // Row states of earlier generations describe a file that no longer exists.
         if let Ok(entries) = fs::read_dir(self.dir()) {
             for entry in entries.filter_map(Result::ok) {
                 let name = entry.file_name().to_string_lossy().into_owned();
@@ -827,11 +816,13 @@ mod tests {
 
         fn finish(&mut self, seq: u64, record: Record) {
             let process = &self.process;
+            let info = info(&record.case);
             self.report
                 .apply(
                     &Change::Finish {
                         proc_id: process.proc_id(),
                         seq,
+                        info: &info,
                         record: &record,
                     },
                     || process.append_end(seq, &record),
@@ -982,10 +973,8 @@ mod tests {
             processes[which].finish(seq, record(&case, run, Outcome::Pass, 0.0, vec![]));
         }
         assert_matches_store(&session, &path);
-        let index: Index = serde_json::from_slice(
-            &fs::read(session.dir().join("report/index")).expect("index")[1..],
-        )
-        .expect("index parses");
+        let index = Index::decode(&fs::read(session.dir().join("report/index")).expect("index"))
+            .expect("index decodes");
         assert!(
             index.generation > 1,
             "free space was exhausted at least once"

@@ -185,9 +185,11 @@ pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Endin
     if let Some(recorder) = recorder(settings) {
         let persist = || recorder.file.append_end(ticket, &record);
         if let Some(report) = &recorder.report {
+            let info = case_info(case);
             let change = Change::Finish {
                 proc_id: recorder.file.proc_id(),
                 seq: ticket,
+                info: &info,
                 record: &record,
             };
             if let Err(error) = report.apply(&change, persist) {
