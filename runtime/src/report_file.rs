@@ -35,7 +35,9 @@
 //! Every change happens under an exclusive lock on `report/lock` in the session directory.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
+#[cfg(not(unix))]
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -223,6 +225,8 @@ struct Handles {
     index: Option<File>,
     /// The report file of a generation: a rebuild renames a new file into place.
     report: Option<(u64, File)>,
+    /// The last row state touched: a run's end comes back to its start's row.
+    row: Option<(PathBuf, File)>,
 }
 
 /// The report of one session at one path.
@@ -320,10 +324,32 @@ fn write_at(mut file: &File, offset: u64, bytes: &[u8]) -> io::Result<()> {
     file.write_all(bytes)
 }
 
-fn read_all(mut file: &File) -> io::Result<Vec<u8>> {
-    file.seek(SeekFrom::Start(0))?;
-    let mut bytes = Vec::with_capacity(512);
-    file.read_to_end(&mut bytes)?;
+#[cfg(unix)]
+fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buffer, offset)
+}
+
+#[cfg(not(unix))]
+fn read_at(mut file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
+    use std::io::Read;
+    file.seek(SeekFrom::Start(offset))?;
+    file.read(buffer)
+}
+
+/// A whole small file, in one system call when it fits the first buffer: a short read of a
+/// regular file is its end.
+fn read_all(file: &File) -> io::Result<Vec<u8>> {
+    let mut bytes = vec![0; 4096];
+    let mut filled = 0;
+    loop {
+        let read = read_at(file, &mut bytes[filled..], filled as u64)?;
+        filled += read;
+        if read == 0 || filled < bytes.len() {
+            break;
+        }
+        bytes.resize(bytes.len() * 2, 0);
+    }
+    bytes.truncate(filled);
     Ok(bytes)
 }
 
@@ -444,13 +470,17 @@ impl ReportFile {
             .dir()
             .join(format!("rows-{}", index.generation))
             .join(row_file_name(key));
-        let row_file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&row_path)?;
-        let row_bytes = read_all(&row_file)?;
+        let row_file = match handles.row.take() {
+            Some((path, file)) if path == row_path => file,
+            _ => OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&row_path)?,
+        };
+        let row_file = &handles.row.insert((row_path, row_file)).1;
+        let row_bytes = read_all(row_file)?;
         let existing = if row_bytes.is_empty() {
             None
         } else {
@@ -545,7 +575,7 @@ impl ReportFile {
         write_at(report, index.head.offset, head.as_bytes())?;
         state.update(&row, &self.stats);
         // The files never shrink: what is left of an older, longer content is ignored.
-        write_at(&row_file, 0, &state.encode()?)?;
+        write_at(row_file, 0, &state.encode()?)?;
         write_at(index_file, 0, &index.encode()?)?;
         Ok(Incremental::Done)
     }
@@ -710,6 +740,7 @@ impl ReportFile {
         fs::write(self.dir().join("index"), index.encode()?)?;
         handles.index = None;
         handles.report = None;
+        handles.row = None;
         // Row states of earlier generations describe a file that no longer exists.
         if let Ok(entries) = fs::read_dir(self.dir()) {
             for entry in entries.filter_map(Result::ok) {

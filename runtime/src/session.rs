@@ -132,7 +132,7 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
         }
         let persist = || {
             if let (true, Some(info)) = (first_of_case, &info) {
-                recorder.file.append(&Line::Case {
+                recorder.file.queue(&Line::Case {
                     info: Cow::Borrowed(info),
                 })?;
             }

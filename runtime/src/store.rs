@@ -49,8 +49,9 @@ pub(crate) enum Line<'a> {
         per_test: bool,
         #[serde(default)]
         report: Option<Cow<'a, str>>,
-        /// The statistics settings the process judges with.
-        #[serde(default)]
+        /// The statistics settings the process judges with; left out when they are the
+        /// defaults.
+        #[serde(default, skip_serializing_if = "is_default_stats")]
         stats: Cow<'a, StatsConfig>,
     },
     /// A case a process runs, written before its first start.
@@ -79,6 +80,10 @@ pub(crate) enum Line<'a> {
         #[serde(default)]
         usage: Cow<'a, [TokenUsage]>,
     },
+}
+
+fn is_default_stats(stats: &impl std::ops::Deref<Target = StatsConfig>) -> bool {
+    **stats == StatsConfig::default()
 }
 
 /// The identity fields of a start line, escaped once per case: every run writes them.
@@ -434,7 +439,7 @@ fn prune(sessions_dir: &Path, keep: usize, current: &str) -> io::Result<()> {
 
 /// This process's handle on its session's file, appended to as runs start and end.
 pub(crate) struct ProcessFile {
-    file: Mutex<File>,
+    file: Mutex<Appender>,
     proc_id: String,
     /// Whether to take the file lock for each line: only when other processes of the session
     /// run at the same time, as nextest's do. The processes of a `cargo test` run one after
@@ -444,8 +449,17 @@ pub(crate) struct ProcessFile {
     lock_lines: bool,
 }
 
+/// The session file and the lines waiting to go out with the next one.
+struct Appender {
+    file: File,
+    /// Lines that describe what follows (this process, a case) are sent with the next run's
+    /// start, in the same write: one system call and one lock instead of three, under nextest
+    /// where every run is a new process that writes all of them.
+    queued: Vec<u8>,
+}
+
 impl ProcessFile {
-    /// Creates the session if needed and announces this process in it.
+    /// Creates the session if needed and announces this process in it, with its first line.
     pub(crate) fn create(
         session: Session,
         per_test: bool,
@@ -458,11 +472,14 @@ impl ProcessFile {
             .append(true)
             .open(session.runs_file())?;
         let process = ProcessFile {
-            file: Mutex::new(file),
+            file: Mutex::new(Appender {
+                file,
+                queued: Vec::new(),
+            }),
             proc_id: format!("{}-{}", std::process::id(), now_nanos()),
             lock_lines: per_test,
         };
-        process.append(&Line::Process {
+        process.queue(&Line::Process {
             proc: Cow::Borrowed(&process.proc_id),
             per_test,
             report: report.map(Cow::Owned),
@@ -476,11 +493,28 @@ impl ProcessFile {
         &self.proc_id
     }
 
-    /// Appends one line with a single write under the session file's lock.
+    /// Appends one line, and any queued before it, with a single write under the session
+    /// file's lock.
+    #[cfg(test)]
     pub(crate) fn append(&self, line: &Line) -> io::Result<()> {
         let mut bytes = vec![b'\n'];
         serde_json::to_writer(&mut bytes, line).map_err(io::Error::other)?;
         self.write_line(&bytes)
+    }
+
+    /// Holds a line back until the next [`ProcessFile::append`] or run line, which writes it
+    /// first.
+    pub(crate) fn queue(&self, line: &Line) -> io::Result<()> {
+        let mut bytes = vec![b'\n'];
+        serde_json::to_writer(&mut bytes, line).map_err(io::Error::other)?;
+        self.appender().queued.extend_from_slice(&bytes);
+        Ok(())
+    }
+
+    fn appender(&self) -> std::sync::MutexGuard<'_, Appender> {
+        self.file
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     /// Appends a run's start line. Formatted by hand from the case's escaped `identity` (see
@@ -534,15 +568,19 @@ impl ProcessFile {
     }
 
     fn write_line(&self, bytes: &[u8]) -> io::Result<()> {
-        let file = self
-            .file
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut appender = self.appender();
+        let queued = std::mem::take(&mut appender.queued);
+        let bytes = if queued.is_empty() {
+            Cow::Borrowed(bytes)
+        } else {
+            Cow::Owned([queued.as_slice(), bytes].concat())
+        };
+        let file = &appender.file;
         if !self.lock_lines {
-            return (&*file).write_all(bytes);
+            return (&*file).write_all(&bytes);
         }
         file.lock()?;
-        let written = (&*file).write_all(bytes);
+        let written = (&*file).write_all(&bytes);
         let unlocked = file.unlock();
         written.and(unlocked)
     }
@@ -632,6 +670,41 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn descriptions_go_out_with_the_next_run_in_one_write() {
+        let sessions = temp_sessions("queued");
+        let session = Session::new(&sessions, "s1");
+        let stats = StatsConfig {
+            min_rate: Some(0.5),
+            ..StatsConfig::default()
+        };
+        let process = ProcessFile::create(session.clone(), true, Some("r.json".into()), &stats)
+            .expect("created");
+        process
+            .queue(&Line::Case {
+                info: Cow::Owned(info("classify::a")),
+            })
+            .expect("queued");
+        let written = || fs::read_to_string(session.runs_file()).expect("runs file");
+        assert_eq!(written(), "", "nothing is written before a run");
+        let identity = identity_fragment("fixture", "evals", "classify::a");
+        process.append_start(0, &identity, 1, 1).expect("written");
+        let kinds: Vec<String> = written()
+            .lines()
+            .filter(|line| !line.is_empty())
+            .map(|line| line.split('"').nth(3).unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(kinds, ["process", "case", "start"]);
+        let data = session.load().expect("loads");
+        assert_eq!(
+            data.stats, stats,
+            "settings other than the defaults are kept"
+        );
+        assert_eq!((data.cases.len(), data.records.len()), (1, 1));
+        assert!(data.per_test);
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
     fn unfinished_and_torn_runs_load_as_errors() {
         let sessions = temp_sessions("load");
         let session = Session::new(&sessions, "s1");
@@ -657,7 +730,7 @@ pub(crate) mod tests {
             .append(&start_line(&id, "classify::a", 1, 2))
             .expect("written");
         // The process dies while writing the end of run 2...
-        (&*first.file.lock().expect("lock"))
+        (&first.file.lock().expect("lock").file)
             .write_all(b"\n{\"t\":\"end\",\"proc\":\"x\",\"seq\":1,\"rec")
             .expect("written");
         // ...and another process of the session goes on writing after the torn line.
