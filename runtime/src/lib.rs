@@ -165,6 +165,7 @@ extern crate self as probtest;
 
 mod assertions;
 mod explain;
+mod json;
 mod model;
 mod registry;
 mod render;

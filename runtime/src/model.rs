@@ -366,24 +366,6 @@ impl Row {
     }
 }
 
-/// The part of a row's JSON that changes with its runs, in [`Row`]'s field order: a row is
-/// [`CaseInfo::row_prefix`] followed by this, which lets the session report patch a row's tail
-/// without re-encoding its strings.
-#[derive(Serialize)]
-struct RowTail<'a> {
-    passes: u64,
-    fails: u64,
-    errors: u64,
-    total: u64,
-    pass_rate: f64,
-    status: Status,
-    cost: f64,
-    usage: &'a OrderedMap<UsageTotals>,
-    ci: &'a Option<Interval>,
-    gate: &'a Option<GateResult>,
-    metrics: &'a OrderedMap<f64>,
-}
-
 impl CaseInfo {
     /// The start of the JSON of any row of this case: `{`, the case's fields, and a comma.
     pub(crate) fn row_prefix(&self) -> serde_json::Result<String> {
@@ -396,22 +378,8 @@ impl CaseInfo {
 
 impl Row {
     /// The rest of the row's JSON after [`CaseInfo::row_prefix`]: its counts and verdict.
-    pub(crate) fn tail_json(&self) -> serde_json::Result<String> {
-        let mut text = serde_json::to_string(&RowTail {
-            passes: self.passes,
-            fails: self.fails,
-            errors: self.errors,
-            total: self.total,
-            pass_rate: self.pass_rate,
-            status: self.status,
-            cost: self.cost,
-            usage: &self.usage,
-            ci: &self.ci,
-            gate: &self.gate,
-            metrics: &self.metrics,
-        })?;
-        text.remove(0);
-        Ok(text)
+    pub(crate) fn tail_json(&self) -> io::Result<String> {
+        crate::json::row_tail(self)
     }
 }
 
@@ -880,8 +848,9 @@ pub(crate) mod tests {
         let report = Report::build(infos, records, &stats);
         assert!(report.rows.iter().any(|row| row.info.gate.is_some()));
         for row in &report.rows {
-            let whole = serde_json::to_string(row).expect("row serializes");
+            let whole: serde_json::Value = serde_json::to_value(row).expect("row serializes");
             let parts = row.info.row_prefix().expect("prefix") + &row.tail_json().expect("tail");
+            let parts: serde_json::Value = serde_json::from_str(&parts).expect("parts are JSON");
             assert_eq!(parts, whole);
         }
     }

@@ -293,7 +293,7 @@ fn head_text(
     };
     Ok(format!(
         "\"runs\":{runs},\"exit_status\":{exit_status},\"totals\":{},\"aggregates\":{},\"warnings\":{}",
-        json(totals)?,
+        crate::json::totals(totals)?,
         list(aggregates.is_empty(), &aggregates)?,
         list(warnings.is_empty(), &warnings)?
     ))
@@ -511,7 +511,7 @@ impl ReportFile {
                 row.add(provisional);
                 index.totals.add(provisional);
                 index.runs = index.runs.max(info.runs);
-                let text = serde_json::to_string(*provisional).map_err(io::Error::other)?;
+                let text = crate::json::record(provisional)?;
                 let capacity = text.len() as u64 + RECORD_SLACK;
                 let slot = self.append_record(&mut index, report, text, capacity)?;
                 state.open.push(OpenRun {
@@ -542,7 +542,7 @@ impl ReportFile {
                     row.add(record);
                     index.totals.add(record);
                 }
-                let text = serde_json::to_string(*record).map_err(io::Error::other)?;
+                let text = crate::json::record(record)?;
                 let Some(text) = padded(text, open.slot.capacity) else {
                     return Ok(Incremental::Rebuild);
                 };
@@ -556,7 +556,7 @@ impl ReportFile {
             }
         }
         index.row_changed((!is_new).then(|| state.counted()), &row, &self.stats);
-        let tail = row.tail_json().map_err(io::Error::other)?;
+        let tail = row.tail_json()?;
         let tail_slot = state.tail_slot();
         let Some(tail) = padded(tail, tail_slot.capacity) else {
             return Ok(Incremental::Rebuild);
@@ -589,9 +589,7 @@ impl ReportFile {
         info: &CaseInfo,
     ) -> io::Result<Option<RowState>> {
         let prefix = info.row_prefix().map_err(io::Error::other)?;
-        let tail = Row::new(info.clone())
-            .tail_json()
-            .map_err(io::Error::other)?;
+        let tail = Row::new(info.clone()).tail_json()?;
         let capacity = row_capacity((prefix.len() + tail.len()) as u64);
         let separator = if index.row_count == 0 { "\n" } else { ",\n" };
         let offset = index.rows_free + separator.len() as u64;
@@ -673,7 +671,7 @@ impl ReportFile {
         for (position, row) in report.rows.iter().enumerate() {
             text.push_str(if position == 0 { "\n" } else { ",\n" });
             let prefix = row.info.row_prefix().map_err(io::Error::other)?;
-            let tail = row.tail_json().map_err(io::Error::other)?;
+            let tail = row.tail_json()?;
             let capacity = row_capacity((prefix.len() + tail.len()) as u64);
             let offset = text.len() as u64;
             let prefix_len = prefix.len() as u64;
@@ -689,7 +687,7 @@ impl ReportFile {
         text.push_str("\n],\"records\":[");
         for (position, (record, open)) in report.records.iter().zip(open).enumerate() {
             text.push_str(if position == 0 { "\n" } else { ",\n" });
-            let record_text = serde_json::to_string(record).map_err(io::Error::other)?;
+            let record_text = crate::json::record(record)?;
             let offset = text.len() as u64;
             match open {
                 Some((proc, seq)) => {

@@ -1,0 +1,281 @@
+//! JSON written by hand for what every run writes to the session report: its record, its row's
+//! counts and verdict, and the session's totals.
+//!
+//! Test builds compile serde_json without optimizations, and there encoding these took longer
+//! than a short test. The standard library comes precompiled with optimizations, so numbers
+//! go through its formatting. Strings are escaped by serde_json, and only when they need it.
+//! Usage, gates and metrics also go through serde_json, and only when present. The tests check
+//! that every form here reads back as the same JSON value that serde_json writes (the texts
+//! differ only in how a large exponent is spelled: `1e21` here, `1e+21` there).
+
+use std::fmt::Write as _;
+use std::io;
+
+use serde::Serialize;
+
+use crate::model::{Record, Row, Totals};
+
+/// A JSON text being written.
+pub(crate) struct JsonText(String);
+
+impl JsonText {
+    pub(crate) fn with_capacity(capacity: usize) -> JsonText {
+        JsonText(String::with_capacity(capacity))
+    }
+
+    pub(crate) fn into_string(self) -> String {
+        self.0
+    }
+
+    fn raw(&mut self, text: &str) -> &mut JsonText {
+        self.0.push_str(text);
+        self
+    }
+
+    /// `"name":`, after a comma unless the object just opened.
+    fn key(&mut self, name: &str) -> &mut JsonText {
+        if self.0.as_bytes().last() != Some(&b'{') {
+            self.0.push(',');
+        }
+        self.0.push('"');
+        self.0.push_str(name);
+        self.0.push_str("\":");
+        self
+    }
+
+    fn u64(&mut self, value: u64) -> &mut JsonText {
+        let _ = write!(self.0, "{value}");
+        self
+    }
+
+    /// The shortest text that reads back as `value` (`0.5`, `1e-7`), or `null` for a value
+    /// JSON cannot hold, as serde_json writes it.
+    fn f64(&mut self, value: f64) -> &mut JsonText {
+        if value.is_finite() {
+            let _ = write!(self.0, "{value:?}");
+        } else {
+            self.0.push_str("null");
+        }
+        self
+    }
+
+    fn string(&mut self, text: &str) -> io::Result<&mut JsonText> {
+        let plain = text
+            .bytes()
+            .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\');
+        if plain {
+            self.0.push('"');
+            self.0.push_str(text);
+            self.0.push('"');
+            Ok(self)
+        } else {
+            self.serde(text)
+        }
+    }
+
+    fn optional_string(&mut self, text: Option<&str>) -> io::Result<&mut JsonText> {
+        match text {
+            Some(text) => self.string(text),
+            None => Ok(self.raw("null")),
+        }
+    }
+
+    /// A value through serde_json: unit enum variants, and what is usually empty.
+    fn serde<T: Serialize + ?Sized>(&mut self, value: &T) -> io::Result<&mut JsonText> {
+        let text = serde_json::to_string(value).map_err(io::Error::other)?;
+        self.0.push_str(&text);
+        Ok(self)
+    }
+
+    /// `empty` when the value is empty (without calling serde_json), else the value.
+    fn serde_or<T: Serialize + ?Sized>(
+        &mut self,
+        value: &T,
+        is_empty: bool,
+        empty: &str,
+    ) -> io::Result<&mut JsonText> {
+        if is_empty {
+            Ok(self.raw(empty))
+        } else {
+            self.serde(value)
+        }
+    }
+}
+
+/// A record, as `serde_json::to_string(record)` writes it, up to number spelling.
+pub(crate) fn record(record: &Record) -> io::Result<String> {
+    let mut json = JsonText::with_capacity(256);
+    json.raw("{").key("case").string(&record.case)?;
+    json.key("package").string(&record.package)?;
+    json.key("module").string(&record.module)?;
+    json.key("run").u64(u64::from(record.run));
+    json.key("attempt").u64(u64::from(record.attempt));
+    json.key("outcome").serde(&record.outcome)?;
+    json.key("message")
+        .optional_string(record.message.as_deref())?;
+    json.key("location")
+        .optional_string(record.location.as_deref())?;
+    json.key("elapsed").f64(record.elapsed);
+    json.key("cost").f64(record.cost);
+    json.key("usage")
+        .serde_or(&record.usage, record.usage.is_empty(), "[]")?;
+    json.raw("}");
+    Ok(json.into_string())
+}
+
+/// What follows a row's case fields: `"passes":…}`, as serde_json writes the rest of the row.
+pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
+    let mut json = JsonText::with_capacity(320);
+    json.raw("{").key("passes").u64(row.passes);
+    json.key("fails").u64(row.fails);
+    json.key("errors").u64(row.errors);
+    json.key("total").u64(row.total);
+    json.key("pass_rate").f64(row.pass_rate);
+    json.key("status").serde(&row.status)?;
+    json.key("cost").f64(row.cost);
+    json.key("usage")
+        .serde_or(&row.usage, row.usage.is_empty(), "{}")?;
+    json.key("ci");
+    match &row.ci {
+        Some(ci) => {
+            json.raw("{").key("method").serde(&ci.method)?;
+            json.key("level").f64(ci.level);
+            json.key("low").f64(ci.low);
+            json.key("high").f64(ci.high);
+            json.raw("}");
+        }
+        None => {
+            json.raw("null");
+        }
+    }
+    json.key("gate")
+        .serde_or(&row.gate, row.gate.is_none(), "null")?;
+    json.key("metrics")
+        .serde_or(&row.metrics, row.metrics.is_empty(), "{}")?;
+    json.raw("}");
+    let mut text = json.into_string();
+    text.remove(0);
+    Ok(text)
+}
+
+/// Totals, as `serde_json::to_string(totals)` writes them, up to number spelling.
+pub(crate) fn totals(totals: &Totals) -> io::Result<String> {
+    let mut json = JsonText::with_capacity(200);
+    json.raw("{").key("passes").u64(totals.passes);
+    json.key("fails").u64(totals.fails);
+    json.key("errors").u64(totals.errors);
+    json.key("count").u64(totals.count);
+    json.key("pass_rate").f64(totals.pass_rate);
+    json.key("cost").f64(totals.cost);
+    json.key("usage")
+        .serde_or(&totals.usage, totals.usage.is_empty(), "{}")?;
+    json.key("retries").u64(totals.retries);
+    json.raw("}");
+    Ok(json.into_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::tests::{info, record as sample_record};
+    use crate::model::{OrderedMap, Report};
+    use crate::stats::{GateSpec, Method, Metric, Rule, StatsConfig};
+    use crate::status::Outcome;
+    use crate::usage::TokenUsage;
+
+    fn usage(model: &str) -> TokenUsage {
+        TokenUsage {
+            model: model.into(),
+            input_tokens: 1200,
+            output_tokens: 34,
+            cached_input_tokens: 5,
+            cost: 0.000_012_5,
+        }
+    }
+
+    /// Two JSON texts hold the same value.
+    fn assert_same_json(ours: &str, serde: &str) {
+        let parse = |text: &str| {
+            serde_json::from_str::<serde_json::Value>(text)
+                .unwrap_or_else(|error| panic!("not JSON ({error}): {text}"))
+        };
+        assert_eq!(parse(ours), parse(serde), "\n ours: {ours}\nserde: {serde}");
+    }
+
+    /// Records with every field set and unset, odd strings and awkward numbers.
+    fn records() -> Vec<Record> {
+        let mut records = vec![
+            sample_record("classify::plain", 1, Outcome::Pass, 0.0, vec![]),
+            sample_record("classify::b", 2, Outcome::Fail, 1e-7, vec![usage("m")]),
+            sample_record(
+                "classify::\"quoted\" \\ tab\t é ✓",
+                3,
+                Outcome::Error,
+                12345.678,
+                vec![usage("gpt \"4\""), usage("other")],
+            ),
+        ];
+        records[1].message = Some("assertion `left == right` failed\n  left: 1".into());
+        records[1].location = Some("tests/evals.rs:10:5".into());
+        records[1].elapsed = 1.5e-9;
+        records[2].attempt = 2;
+        records[2].elapsed = 3.0;
+        records[0].elapsed = 0.1 + 0.2;
+        records[0].cost = 1e21;
+        records
+    }
+
+    #[test]
+    fn records_read_as_serde_writes_them() {
+        for record in records() {
+            let expected = serde_json::to_string(&record).expect("serde writes it");
+            assert_same_json(&super::record(&record).expect("written"), &expected);
+        }
+    }
+
+    #[test]
+    fn row_tails_and_totals_read_as_serde_writes_them() {
+        for method in [Method::Exact, Method::Wilson, Method::Bayes] {
+            let mut stats = StatsConfig {
+                min_rate: Some(0.5),
+                metrics: vec![Metric::PassAll(2), Metric::PassAny(2)],
+                ..StatsConfig::default()
+            };
+            stats.interval.method = method;
+            let records = records();
+            let mut infos: Vec<_> = records.iter().map(|r| info(&r.case)).collect();
+            infos[0].gate = Some(GateSpec {
+                rule: Rule::MinPasses(1),
+                method: None,
+                level: None,
+                prior: None,
+            });
+            let report = Report::build(infos, records, &stats);
+            for row in &report.rows {
+                let whole = serde_json::to_string(row).expect("serde writes it");
+                let parts = row.info.row_prefix().expect("prefix") + &row_tail(row).expect("tail");
+                assert_same_json(&parts, &whole);
+            }
+            let expected = serde_json::to_string(&report.totals).expect("serde writes it");
+            assert_same_json(&totals(&report.totals).expect("written"), &expected);
+        }
+        let empty = Totals {
+            usage: OrderedMap::default(),
+            ..Totals::default()
+        };
+        assert_same_json(
+            &totals(&empty).expect("written"),
+            &serde_json::to_string(&empty).expect("serde writes it"),
+        );
+    }
+
+    #[test]
+    fn numbers_json_cannot_hold_are_null() {
+        let mut record = sample_record("classify::a", 1, Outcome::Pass, f64::NAN, vec![]);
+        record.elapsed = f64::INFINITY;
+        assert_same_json(
+            &super::record(&record).expect("written"),
+            &serde_json::to_string(&record).expect("serde writes it"),
+        );
+    }
+}
