@@ -4,15 +4,20 @@
 #
 # Usage: bash scripts/bench-sessions.sh   (from the repo root; needs cargo-nextest)
 #
-# For each size N (1,000 and 4,000 runs) it generates two standalone fixture crates under
+# For each size N (1,000 and 4,000 runs) it generates three standalone fixture crates under
 # target/bench-sessions/ with the same trivial body:
 #   plain:    N `#[test] fn`s
+#   linked:   the same N `#[test] fn`s, plus one ignored `#[probability]` function, so that the
+#             binary links and starts the runtime but records nothing
 #   probtest: N/10 `#[probability(runs = 10)] fn`s = N generated test items, run with PROB_JSON
 #             set, so every run writes its start and end to the store and patches the report.
-# Both are built first; then `cargo nextest run` is timed (median of BENCH_REPS runs, plain and
-# probtest alternating). The extra cost per run is (probtest - plain) / N, set against nextest's
-# own time per test (plain / N); a flat extra cost from 1,000 to 4,000 runs shows that nothing
-# grows with the session. Each probtest run's report is checked to hold all N records.
+# All are built first; then `cargo nextest run` is timed (median of BENCH_REPS runs, the three
+# kinds in turn). The extra cost per run is (probtest - plain) / N, set against nextest's own
+# time per test (plain / N). It splits into what linking the runtime costs every process
+# ((linked - plain) / N: a bigger unoptimized binary to load and relocate) and the runs' own
+# bookkeeping ((probtest - linked) / N: store writes and report patches). A flat extra cost
+# from 1,000 to 4,000 runs shows that nothing grows with the session. Each probtest run's
+# report is checked to hold all N records.
 #
 # Knobs (environment): BENCH_REPS (default 3), BENCH_SIZES (default "1000 4000"),
 # BENCH_JOBS (nextest -j, default 2).
@@ -59,8 +64,11 @@ EOF
     {
         echo '#![allow(unused_imports)]'
         echo 'use probtest::probability;'
-        if [[ $kind == plain ]]; then
+        if [[ $kind == plain || $kind == linked ]]; then
             for ((i = 0; i < size; i++)); do printf '#[test]\nfn t%05d() { %s }\n' "$i" "$BODY"; done
+            if [[ $kind == linked ]]; then
+                printf '#[probability(runs = 1)]\n#[ignore]\nfn linked() { %s }\n' "$BODY"
+            fi
         else
             for ((i = 0; i < size / 10; i++)); do
                 printf '#[probability(runs = 10)]\nfn bench_%04d() { %s }\n' "$i" "$BODY"
@@ -90,20 +98,23 @@ time_run() { # dir [env...]; prints nanoseconds
     echo $((end - start))
 }
 
-declare -A PLAIN PROBTEST
+declare -A PLAIN LINKED PROBTEST
 for size in $SIZES; do
     write_crate "plain_$size" plain "$size"
+    write_crate "linked_$size" linked "$size"
     write_crate "probtest_$size" probtest "$size"
-    for kind in plain probtest; do
+    for kind in plain linked probtest; do
         log "building ${kind}_$size"
         (cd "$WORK/${kind}_$size" && cargo nextest run --no-run >/dev/null 2>&1) ||
             { echo "build of ${kind}_$size failed" >&2; exit 1; }
     done
     plain_times=()
+    linked_times=()
     probtest_times=()
     for ((rep = 1; rep <= REPS; rep++)); do
         log "size $size, repetition $rep/$REPS"
         plain_times+=("$(time_run "$WORK/plain_$size")")
+        linked_times+=("$(time_run "$WORK/linked_$size")")
         report="$WORK/probtest_$size/report.json"
         rm -f "$report"
         probtest_times+=("$(time_run "$WORK/probtest_$size" PROB_JSON=report.json)")
@@ -111,18 +122,19 @@ for size in $SIZES; do
         [[ $records == "$size" ]] || { echo "report holds $records records, expected $size" >&2; exit 1; }
     done
     PLAIN[$size]=$(printf '%s\n' "${plain_times[@]}" | median)
+    LINKED[$size]=$(printf '%s\n' "${linked_times[@]}" | median)
     PROBTEST[$size]=$(printf '%s\n' "${probtest_times[@]}" | median)
 done
 
 echo
-printf '%-8s %14s %14s %16s %16s %8s\n' runs "plain total" "probtest total" "per test (plain)" "extra per run" share
+printf '%-6s %11s %11s %14s %13s %8s %13s %13s\n' runs plain probtest "per test" "extra/run" share "linking/run" "records/run"
 for size in $SIZES; do
-    plain=${PLAIN[$size]}
-    probtest=${PROBTEST[$size]}
-    awk -v n="$size" -v p="$plain" -v q="$probtest" 'BEGIN {
-        per = p / n / 1e6; extra = (q - p) / n / 1e6;
-        printf "%-8d %13.2fs %13.2fs %14.3fms %14.3fms %7.1f%%\n", n, p / 1e9, q / 1e9, per, extra, 100 * extra / per
+    awk -v n="$size" -v p="${PLAIN[$size]}" -v l="${LINKED[$size]}" -v q="${PROBTEST[$size]}" 'BEGIN {
+        per = p / n / 1e6; extra = (q - p) / n / 1e6; linking = (l - p) / n / 1e6; own = (q - l) / n / 1e6;
+        printf "%-6d %10.2fs %10.2fs %12.3fms %11.3fms %7.1f%% %11.3fms %11.3fms\n", n, p / 1e9, q / 1e9, per, extra, 100 * extra / per, linking, own
     }'
 done
 echo
 echo "target: extra per run under 5% of nextest's own time per test, and flat from the smallest to the largest size"
+echo "linking/run: what a binary that links probtest costs each process before any run is recorded"
+echo "records/run: the store writes and report patches of one run"
