@@ -40,6 +40,8 @@ log() { printf '[bench-sessions] %s\n' "$*" >&2; }
 
 cargo nextest --version >/dev/null 2>&1 || { echo "cargo-nextest is required" >&2; exit 2; }
 
+LOAD_START=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
+
 BODY='let x = std::hint::black_box(2u64) * 3; assert_eq!(x, 6);'
 
 write_crate() { # name tests-source-generator-args...
@@ -138,3 +140,4 @@ echo
 echo "target: extra per run under 5% of nextest's own time per test, and flat from the smallest to the largest size"
 echo "linking/run: what a binary that links probtest costs each process before any run is recorded"
 echo "records/run: the store writes and report patches of one run"
+echo "load average: $LOAD_START at start, $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?') at end"

@@ -389,9 +389,14 @@ impl ReportFile {
         change: &Change<'_>,
         persist: impl FnOnce() -> io::Result<()>,
     ) -> io::Result<()> {
+        // Written before taking the lock: other processes wait for it.
+        let record_text = crate::json::record(match change {
+            Change::Start { provisional, .. } => provisional,
+            Change::Finish { record, .. } => record,
+        })?;
         self.locked(|handles| {
             persist()?;
-            match self.incremental(handles, change) {
+            match self.incremental(handles, change, record_text) {
                 Ok(Incremental::Done) => Ok(()),
                 Ok(Incremental::Rebuild) | Err(_) => self.rebuild_locked(handles),
             }
@@ -455,7 +460,13 @@ impl ReportFile {
         (index.file_len == on_disk).then_some(index)
     }
 
-    fn incremental(&self, handles: &mut Handles, change: &Change<'_>) -> io::Result<Incremental> {
+    /// Applies `change` in place; `record_text` is the JSON of its record.
+    fn incremental(
+        &self,
+        handles: &mut Handles,
+        change: &Change<'_>,
+        record_text: String,
+    ) -> io::Result<Incremental> {
         let Some(mut index) = self.load_index(handles) else {
             return Ok(Incremental::Rebuild);
         };
@@ -511,9 +522,8 @@ impl ReportFile {
                 row.add(provisional);
                 index.totals.add(provisional);
                 index.runs = index.runs.max(info.runs);
-                let text = crate::json::record(provisional)?;
-                let capacity = text.len() as u64 + RECORD_SLACK;
-                let slot = self.append_record(&mut index, report, text, capacity)?;
+                let capacity = record_text.len() as u64 + RECORD_SLACK;
+                let slot = self.append_record(&mut index, report, record_text, capacity)?;
                 state.open.push(OpenRun {
                     proc: proc_id.to_string(),
                     seq: *seq,
@@ -542,8 +552,7 @@ impl ReportFile {
                     row.add(record);
                     index.totals.add(record);
                 }
-                let text = crate::json::record(record)?;
-                let Some(text) = padded(text, open.slot.capacity) else {
+                let Some(text) = padded(record_text, open.slot.capacity) else {
                     return Ok(Incremental::Rebuild);
                 };
                 write_at(report, open.slot.offset, text.as_bytes())?;

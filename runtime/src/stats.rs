@@ -132,6 +132,14 @@ fn beta_quantile(a: f64, b: f64, p: f64) -> f64 {
     if p >= 1.0 {
         return 1.0;
     }
+    // Closed forms where a shape is 1 (the CDF is x^a, or 1 - (1 - x)^b): the bounds of a case
+    // whose runs all passed or all failed, the commonest rows, without the iterative solver.
+    if b == 1.0 && a > 0.0 {
+        return p.powf(1.0 / a);
+    }
+    if a == 1.0 && b > 0.0 {
+        return 1.0 - (1.0 - p).powf(1.0 / b);
+    }
     match Beta::new(a, b) {
         Ok(beta) => beta.inverse_cdf(p).clamp(0.0, 1.0),
         // Only reachable with a non-positive shape, which callers never pass.
