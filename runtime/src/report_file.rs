@@ -238,6 +238,13 @@ pub(crate) struct ReportFile {
     handles: Mutex<Handles>,
 }
 
+/// What a change needs to be made in place, read under the lock before the change is persisted.
+struct Prepared {
+    index: Index,
+    /// The row's state; `None` for a case the report has no row for yet.
+    existing: Option<RowState>,
+}
+
 /// Whether a change was made in place, or the report must be rebuilt from the store.
 enum Incremental {
     Done,
@@ -384,10 +391,14 @@ impl ReportFile {
     /// be made in place. Persisting under the lock matters: a rebuild by another process must
     /// never see a store line whose change has not reached the report yet, or the change would
     /// be counted twice.
+    ///
+    /// `persist` is told whether the store already describes the change's case (its row says
+    /// so), so that a process need not describe it again: under nextest every run is a new
+    /// process.
     pub(crate) fn apply(
         &self,
         change: &Change<'_>,
-        persist: impl FnOnce() -> io::Result<()>,
+        persist: impl FnOnce(bool) -> io::Result<()>,
     ) -> io::Result<()> {
         // Written before taking the lock: other processes wait for it.
         let record_text = crate::json::record(match change {
@@ -395,8 +406,16 @@ impl ReportFile {
             Change::Finish { record, .. } => record,
         })?;
         self.locked(|handles| {
-            persist()?;
-            match self.incremental(handles, change, record_text) {
+            let prepared = self.prepare(handles, change).ok().flatten();
+            let described = prepared
+                .as_ref()
+                .and_then(|prepared| prepared.existing.as_ref())
+                .is_some_and(|state| state.described);
+            persist(described)?;
+            let Some(prepared) = prepared else {
+                return self.rebuild_locked(handles);
+            };
+            match self.incremental(handles, prepared, change, record_text) {
                 Ok(Incremental::Done) => Ok(()),
                 Ok(Incremental::Rebuild) | Err(_) => self.rebuild_locked(handles),
             }
@@ -460,23 +479,13 @@ impl ReportFile {
         (index.file_len == on_disk).then_some(index)
     }
 
-    /// Applies `change` in place; `record_text` is the JSON of its record.
-    fn incremental(
-        &self,
-        handles: &mut Handles,
-        change: &Change<'_>,
-        record_text: String,
-    ) -> io::Result<Incremental> {
-        let Some(mut index) = self.load_index(handles) else {
-            return Ok(Incremental::Rebuild);
+    /// The index and the state of the change's row, read before the change is persisted;
+    /// `None` when the report must be rebuilt.
+    fn prepare(&self, handles: &mut Handles, change: &Change<'_>) -> io::Result<Option<Prepared>> {
+        let Some(index) = self.load_index(handles) else {
+            return Ok(None);
         };
-        let (Some(index_file), Some((_, report))) =
-            (handles.index.as_ref(), handles.report.as_ref())
-        else {
-            return Ok(Incremental::Rebuild);
-        };
-        let info = change.info();
-        let key = info.key();
+        let key = change.info().key();
         let row_path = self
             .dir()
             .join(format!("rows-{}", index.generation))
@@ -497,9 +506,32 @@ impl ReportFile {
         } else {
             match RowState::decode(&row_bytes) {
                 Some(state) if state.key() == key => Some(state),
-                _ => return Ok(Incremental::Rebuild),
+                _ => return Ok(None),
             }
         };
+        Ok(Some(Prepared { index, existing }))
+    }
+
+    /// Applies `change` in place; `record_text` is the JSON of its record.
+    fn incremental(
+        &self,
+        handles: &mut Handles,
+        prepared: Prepared,
+        change: &Change<'_>,
+        record_text: String,
+    ) -> io::Result<Incremental> {
+        let Prepared {
+            mut index,
+            existing,
+        } = prepared;
+        let (Some(index_file), Some((_, report)), Some((_, row_file))) = (
+            handles.index.as_ref(),
+            handles.report.as_ref(),
+            handles.row.as_ref(),
+        ) else {
+            return Ok(Incremental::Rebuild);
+        };
+        let info = change.info();
         // From here on the report may be half-patched until the index is saved clean again.
         write_at(index_file, 0, &[DIRTY])?;
         let is_new = existing.is_none();
@@ -652,6 +684,14 @@ impl ReportFile {
             .filter(|index| index.path == self.path_bytes())
             .map_or_else(rfc3339_now, |index| index.created.clone());
         let data = self.session.load()?;
+        let described: std::collections::HashSet<(String, String, String)> = data
+            .cases
+            .iter()
+            .map(|info| {
+                let (package, module, case) = info.key();
+                (package.to_string(), module.to_string(), case.to_string())
+            })
+            .collect();
         let paired = data.records.into_iter().zip(data.open).collect();
         let (report, open) = Report::build_with(data.cases, paired, &self.stats);
 
@@ -687,6 +727,10 @@ impl ReportFile {
             text.push_str(&padded(prefix + &tail, capacity).unwrap_or_default());
             let mut state = RowState::new(&row.info, Slot { offset, capacity }, prefix_len);
             state.update(row, &self.stats);
+            let (package, module, case) = row.info.key();
+            // A row of a case whose description was lost (a torn line) keeps asking for one.
+            state.described =
+                described.contains(&(package.to_string(), module.to_string(), case.to_string()));
             states.push(state);
         }
         let rows_free = text.len() as u64;
@@ -841,10 +885,12 @@ mod tests {
                         info: &info,
                         provisional: &provisional,
                     },
-                    || {
-                        process.append(&Line::Case {
-                            info: Cow::Borrowed(&info),
-                        })?;
+                    |described| {
+                        if !described {
+                            process.append(&Line::Case {
+                                info: Cow::Borrowed(&info),
+                            })?;
+                        }
                         process.append(&start_line(process.proc_id(), case, seq, run))
                     },
                 )
@@ -863,7 +909,7 @@ mod tests {
                         info: &info,
                         record: &record,
                     },
-                    || process.append_end(seq, &record),
+                    |_| process.append_end(seq, &record),
                 )
                 .expect("applied");
         }
@@ -880,6 +926,10 @@ mod tests {
         let kept = read_report(path);
         let data = session.load().expect("loads");
         let built = Report::build(data.cases, data.records, &kept.stats_config);
+        assert!(
+            built.rows.iter().all(|row| !row.info.function.is_empty()),
+            "the store describes every case"
+        );
         let counts = |report: &Report| {
             let mut rows: Vec<(String, u64, u64, u64, u64, String)> = report
                 .rows
@@ -1092,6 +1142,24 @@ mod tests {
     }
 
     #[test]
+    fn a_case_is_described_to_the_store_once_per_session() {
+        let sessions = temp_sessions("described");
+        let session = Session::new(&sessions, "s");
+        let path = sessions.join("report.json");
+        // One process per run, as under nextest.
+        for run in 1..=5 {
+            let mut process = Harness::new(&session, &path);
+            let seq = process.start("classify::a", run);
+            process.finish(seq, record("classify::a", run, Outcome::Pass, 0.0, vec![]));
+        }
+        let lines = fs::read_to_string(session.dir().join("runs.jsonl")).expect("store");
+        assert_eq!(lines.matches("\"t\":\"case\"").count(), 1, "{lines}");
+        assert_eq!(read_report(&path).rows[0].total, 5);
+        assert_matches_store(&session, &path);
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
     fn a_damaged_report_is_rebuilt_from_the_store() {
         let sessions = temp_sessions("damaged");
         let session = Session::new(&sessions, "s");
@@ -1127,7 +1195,7 @@ mod tests {
                     info: &info,
                     provisional: &retry,
                 },
-                || {
+                |_| {
                     file.append(&Line::Start {
                         proc: file.proc_id().into(),
                         seq,

@@ -89,6 +89,8 @@ pub(crate) struct RowState {
     /// the session, and its metrics.
     pub(crate) fails_session: bool,
     pub(crate) metrics: OrderedMap<f64>,
+    /// Whether the session store describes the case, so that processes running it need not.
+    pub(crate) described: bool,
     /// Runs in flight: their provisional records' slots.
     pub(crate) open: Vec<OpenRun>,
 }
@@ -102,7 +104,8 @@ pub(crate) struct OpenRun {
 }
 
 impl RowState {
-    /// The state of a row of `info` with no runs, at `slot`.
+    /// The state of a row of `info` with no runs, at `slot`, created by the change that first
+    /// ran the case, whose process described it to the store in the same locked step.
     pub(crate) fn new(info: &CaseInfo, slot: Slot, prefix_len: u64) -> RowState {
         RowState {
             package: info.package.clone(),
@@ -110,6 +113,7 @@ impl RowState {
             case: info.case.clone(),
             slot,
             prefix_len,
+            described: true,
             ..RowState::default()
         }
     }
@@ -315,6 +319,7 @@ impl RowState {
             .json(&self.usage, self.usage.is_empty())?
             .u64(u64::from(self.fails_session))
             .json(&self.metrics, self.metrics.is_empty())?
+            .u64(u64::from(self.described))
             .u64(self.open.len() as u64);
         for open in &self.open {
             encoder
@@ -342,6 +347,7 @@ impl RowState {
             usage: d.json()?,
             fails_session: d.u64()? != 0,
             metrics: d.json()?,
+            described: d.u64()? != 0,
             open: Vec::new(),
         };
         let open = d.u64()?;
@@ -439,6 +445,7 @@ mod tests {
             usage: usage(),
             fails_session: true,
             metrics: OrderedMap(vec![("pass^2".into(), 0.5)]),
+            described: true,
             open: vec![OpenRun {
                 proc: "12-34".into(),
                 seq: 7,

@@ -130,8 +130,9 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
         if let (true, Some(info)) = (first_of_case, &info) {
             warn_if_infeasible(info, settings);
         }
-        let persist = || {
-            if let (true, Some(info)) = (first_of_case, &info) {
+        // `described`: the session report says another process already described the case.
+        let persist = |described: bool| {
+            if let (true, false, Some(info)) = (first_of_case, described, &info) {
                 recorder.file.queue(&Line::Case {
                     info: Cow::Borrowed(info),
                 })?;
@@ -160,7 +161,7 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
                 }
             }
             _ => {
-                if let Err(error) = persist() {
+                if let Err(error) = persist(false) {
                     warn_once("write to the session store", &error);
                 }
             }
@@ -183,7 +184,7 @@ pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Endin
     let settings = settings::get(&case.bench.config);
     let record = to_record(case, run, settings.attempt, ending);
     if let Some(recorder) = recorder(settings) {
-        let persist = || recorder.file.append_end(ticket, &record);
+        let persist = |_described: bool| recorder.file.append_end(ticket, &record);
         if let Some(report) = &recorder.report {
             let info = case_info(case);
             let change = Change::Finish {
@@ -195,7 +196,7 @@ pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Endin
             if let Err(error) = report.apply(&change, persist) {
                 warn_once("update the session report", &error);
             }
-        } else if let Err(error) = persist() {
+        } else if let Err(error) = persist(false) {
             warn_once("write to the session store", &error);
         }
     }
