@@ -433,12 +433,21 @@ impl ReportFile {
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
         if handles.lock.is_none() {
-            fs::create_dir_all(self.dir())?;
-            let lock = OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(self.dir().join("lock"))?;
+            let open = || {
+                OpenOptions::new()
+                    .create(true)
+                    .truncate(false)
+                    .write(true)
+                    .open(self.dir().join("lock"))
+            };
+            let lock = match open() {
+                Ok(lock) => lock,
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                    fs::create_dir_all(self.dir())?;
+                    open()?
+                }
+                Err(error) => return Err(error),
+            };
             handles.lock = Some(lock);
         }
         let lock = handles
