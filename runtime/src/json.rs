@@ -32,14 +32,9 @@ impl JsonText {
         self
     }
 
-    /// `"name":`, after a comma unless the object just opened.
-    fn key(&mut self, name: &str) -> &mut JsonText {
-        if self.0.as_bytes().last() != Some(&b'{') {
-            self.0.push(',');
-        }
-        self.0.push('"');
-        self.0.push_str(name);
-        self.0.push_str("\":");
+    /// A key with its punctuation, spelled out by the caller (`,"fails":`): one copy.
+    fn key(&mut self, key: &'static str) -> &mut JsonText {
+        self.0.push_str(key);
         self
     }
 
@@ -105,19 +100,19 @@ impl JsonText {
 /// A record, as `serde_json::to_string(record)` writes it, up to number spelling.
 pub(crate) fn record(record: &Record) -> io::Result<String> {
     let mut json = JsonText::with_capacity(256);
-    json.raw("{").key("case").string(&record.case)?;
-    json.key("package").string(&record.package)?;
-    json.key("module").string(&record.module)?;
-    json.key("run").u64(u64::from(record.run));
-    json.key("attempt").u64(u64::from(record.attempt));
-    json.key("outcome").serde(&record.outcome)?;
-    json.key("message")
+    json.key("{\"case\":").string(&record.case)?;
+    json.key(",\"package\":").string(&record.package)?;
+    json.key(",\"module\":").string(&record.module)?;
+    json.key(",\"run\":").u64(u64::from(record.run));
+    json.key(",\"attempt\":").u64(u64::from(record.attempt));
+    json.key(",\"outcome\":").serde(&record.outcome)?;
+    json.key(",\"message\":")
         .optional_string(record.message.as_deref())?;
-    json.key("location")
+    json.key(",\"location\":")
         .optional_string(record.location.as_deref())?;
-    json.key("elapsed").f64(record.elapsed);
-    json.key("cost").f64(record.cost);
-    json.key("usage")
+    json.key(",\"elapsed\":").f64(record.elapsed);
+    json.key(",\"cost\":").f64(record.cost);
+    json.key(",\"usage\":")
         .serde_or(&record.usage, record.usage.is_empty(), "[]")?;
     json.raw("}");
     Ok(json.into_string())
@@ -126,31 +121,31 @@ pub(crate) fn record(record: &Record) -> io::Result<String> {
 /// What follows a row's case fields: `"passes":…}`, as serde_json writes the rest of the row.
 pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
     let mut json = JsonText::with_capacity(320);
-    json.raw("{").key("passes").u64(row.passes);
-    json.key("fails").u64(row.fails);
-    json.key("errors").u64(row.errors);
-    json.key("total").u64(row.total);
-    json.key("pass_rate").f64(row.pass_rate);
-    json.key("status").serde(&row.status)?;
-    json.key("cost").f64(row.cost);
-    json.key("usage")
+    json.key("{\"passes\":").u64(row.passes);
+    json.key(",\"fails\":").u64(row.fails);
+    json.key(",\"errors\":").u64(row.errors);
+    json.key(",\"total\":").u64(row.total);
+    json.key(",\"pass_rate\":").f64(row.pass_rate);
+    json.key(",\"status\":").serde(&row.status)?;
+    json.key(",\"cost\":").f64(row.cost);
+    json.key(",\"usage\":")
         .serde_or(&row.usage, row.usage.is_empty(), "{}")?;
-    json.key("ci");
+    json.key(",\"ci\":");
     match &row.ci {
         Some(ci) => {
-            json.raw("{").key("method").serde(&ci.method)?;
-            json.key("level").f64(ci.level);
-            json.key("low").f64(ci.low);
-            json.key("high").f64(ci.high);
+            json.key("{\"method\":").serde(&ci.method)?;
+            json.key(",\"level\":").f64(ci.level);
+            json.key(",\"low\":").f64(ci.low);
+            json.key(",\"high\":").f64(ci.high);
             json.raw("}");
         }
         None => {
             json.raw("null");
         }
     }
-    json.key("gate")
+    json.key(",\"gate\":")
         .serde_or(&row.gate, row.gate.is_none(), "null")?;
-    json.key("metrics")
+    json.key(",\"metrics\":")
         .serde_or(&row.metrics, row.metrics.is_empty(), "{}")?;
     json.raw("}");
     let mut text = json.into_string();
@@ -161,15 +156,15 @@ pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
 /// Totals, as `serde_json::to_string(totals)` writes them, up to number spelling.
 pub(crate) fn totals(totals: &Totals) -> io::Result<String> {
     let mut json = JsonText::with_capacity(200);
-    json.raw("{").key("passes").u64(totals.passes);
-    json.key("fails").u64(totals.fails);
-    json.key("errors").u64(totals.errors);
-    json.key("count").u64(totals.count);
-    json.key("pass_rate").f64(totals.pass_rate);
-    json.key("cost").f64(totals.cost);
-    json.key("usage")
+    json.key("{\"passes\":").u64(totals.passes);
+    json.key(",\"fails\":").u64(totals.fails);
+    json.key(",\"errors\":").u64(totals.errors);
+    json.key(",\"count\":").u64(totals.count);
+    json.key(",\"pass_rate\":").f64(totals.pass_rate);
+    json.key(",\"cost\":").f64(totals.cost);
+    json.key(",\"usage\":")
         .serde_or(&totals.usage, totals.usage.is_empty(), "{}")?;
-    json.key("retries").u64(totals.retries);
+    json.key(",\"retries\":").u64(totals.retries);
     json.raw("}");
     Ok(json.into_string())
 }
