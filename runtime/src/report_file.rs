@@ -394,11 +394,12 @@ impl ReportFile {
     ///
     /// `persist` is told whether the store already describes the change's case (its row says
     /// so), so that a process need not describe it again: under nextest every run is a new
-    /// process.
+    /// process. It returns whether it described the case; only then does the row say so,
+    /// since the thread that makes a row need not be the one that describes its case.
     pub(crate) fn apply(
         &self,
         change: &Change<'_>,
-        persist: impl FnOnce(bool) -> io::Result<()>,
+        persist: impl FnOnce(bool) -> io::Result<bool>,
     ) -> io::Result<()> {
         // Written before taking the lock: other processes wait for it.
         let record_text = crate::json::record(match change {
@@ -411,11 +412,11 @@ impl ReportFile {
                 .as_ref()
                 .and_then(|prepared| prepared.existing.as_ref())
                 .is_some_and(|state| state.described);
-            persist(described)?;
+            let described_now = persist(described)?;
             let Some(prepared) = prepared else {
                 return self.rebuild_locked(handles);
             };
-            match self.incremental(handles, prepared, change, record_text) {
+            match self.incremental(handles, prepared, change, record_text, described_now) {
                 Ok(Incremental::Done) => Ok(()),
                 Ok(Incremental::Rebuild) | Err(_) => self.rebuild_locked(handles),
             }
@@ -521,13 +522,15 @@ impl ReportFile {
         Ok(Some(Prepared { index, existing }))
     }
 
-    /// Applies `change` in place; `record_text` is the JSON of its record.
+    /// Applies `change` in place; `record_text` is the JSON of its record, and `described_now`
+    /// whether persisting the change described its case to the store.
     fn incremental(
         &self,
         handles: &mut Handles,
         prepared: Prepared,
         change: &Change<'_>,
         record_text: String,
+        described_now: bool,
     ) -> io::Result<Incremental> {
         let Prepared {
             mut index,
@@ -552,6 +555,7 @@ impl ReportFile {
             },
             (Change::Finish { .. }, None) => return Ok(Incremental::Rebuild),
         };
+        state.described |= described_now;
         let mut row = state.take_row(info);
         match change {
             Change::Start {
@@ -900,7 +904,8 @@ mod tests {
                                 info: Cow::Borrowed(&info),
                             })?;
                         }
-                        process.append(&start_line(process.proc_id(), case, seq, run))
+                        process.append(&start_line(process.proc_id(), case, seq, run))?;
+                        Ok(!described)
                     },
                 )
                 .expect("applied");
@@ -918,7 +923,7 @@ mod tests {
                         info: &info,
                         record: &record,
                     },
-                    |_| process.append_end(seq, &record),
+                    |_| process.append_end(seq, &record).map(|()| false),
                 )
                 .expect("applied");
         }
@@ -1169,6 +1174,66 @@ mod tests {
     }
 
     #[test]
+    fn a_row_made_by_a_thread_that_did_not_describe_its_case_still_gets_described() {
+        let sessions = temp_sessions("race");
+        let session = Session::new(&sessions, "s");
+        let path = sessions.join("report.json");
+        let process = ProcessFile::create(session.clone(), false, None, &StatsConfig::default())
+            .expect("process file");
+        // Another case first, so that the race below happens in a report that exists.
+        let mut other = Harness::new(&session, &path);
+        let seq = other.start("classify::b", 1);
+        other.finish(seq, record("classify::b", 1, Outcome::Pass, 0.0, vec![]));
+        let report = ReportFile::new(session.clone(), path.clone(), StatsConfig::default());
+        let info = info("classify::a");
+        let start = |seq: u64, first_sighting: bool| {
+            let provisional = died_record(
+                "fixture".into(),
+                "evals".into(),
+                "classify::a".into(),
+                seq as u32 + 1,
+                1,
+            );
+            let change = Change::Start {
+                proc_id: process.proc_id(),
+                seq,
+                info: &info,
+                provisional: &provisional,
+            };
+            report
+                .apply(&change, |described| {
+                    // Only the thread that saw the case first describes it, as in the runtime.
+                    let describe = first_sighting && !described;
+                    if describe {
+                        process.append(&Line::Case {
+                            info: Cow::Borrowed(&info),
+                        })?;
+                    }
+                    process.append(&start_line(
+                        process.proc_id(),
+                        "classify::a",
+                        seq,
+                        seq as u32 + 1,
+                    ))?;
+                    Ok(describe)
+                })
+                .expect("applied");
+        };
+        // The second run's thread takes the lock first and makes the row...
+        start(1, false);
+        // ...so the first run's thread must still be asked to describe the case.
+        start(0, true);
+        let lines = fs::read_to_string(session.dir().join("runs.jsonl")).expect("store");
+        assert_eq!(lines.matches("\"t\":\"case\"").count(), 2, "{lines}");
+        report.rebuild().expect("rebuilt");
+        assert!(read_report(&path)
+            .rows
+            .iter()
+            .all(|row| row.info.function == "bench_classify"));
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
     fn a_damaged_report_is_rebuilt_from_the_store() {
         let sessions = temp_sessions("damaged");
         let session = Session::new(&sessions, "s");
@@ -1213,7 +1278,8 @@ mod tests {
                         case: "classify::a".into(),
                         run: 1,
                         attempt: 2,
-                    })
+                    })?;
+                    Ok(false)
                 },
             )
             .expect("applied");

@@ -104,8 +104,7 @@ pub(crate) struct OpenRun {
 }
 
 impl RowState {
-    /// The state of a row of `info` with no runs, at `slot`, created by the change that first
-    /// ran the case, whose process described it to the store in the same locked step.
+    /// The state of a row of `info` with no runs, at `slot`, not yet known to be described.
     pub(crate) fn new(info: &CaseInfo, slot: Slot, prefix_len: u64) -> RowState {
         RowState {
             package: info.package.clone(),
@@ -113,7 +112,6 @@ impl RowState {
             case: info.case.clone(),
             slot,
             prefix_len,
-            described: true,
             ..RowState::default()
         }
     }

@@ -131,15 +131,18 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
             warn_if_infeasible(info, settings);
         }
         // `described`: the session report says another process already described the case.
+        // Returns whether it described the case.
         let persist = |described: bool| {
-            if let (true, false, Some(info)) = (first_of_case, described, &info) {
+            let describe = first_of_case && !described;
+            if let (true, Some(info)) = (describe, &info) {
                 recorder.file.queue(&Line::Case {
                     info: Cow::Borrowed(info),
                 })?;
             }
             recorder
                 .file
-                .append_start(ticket, case.identity(), run, settings.attempt)
+                .append_start(ticket, case.identity(), run, settings.attempt)?;
+            Ok(describe && info.is_some())
         };
         match (&recorder.report, &info) {
             (Some(report), Some(info)) => {
@@ -184,7 +187,7 @@ pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Endin
     let settings = settings::get(&case.bench.config);
     let record = to_record(case, run, settings.attempt, ending);
     if let Some(recorder) = recorder(settings) {
-        let persist = |_described: bool| recorder.file.append_end(ticket, &record);
+        let persist = |_described: bool| recorder.file.append_end(ticket, &record).map(|()| false);
         if let Some(report) = &recorder.report {
             let info = case_info(case);
             let change = Change::Finish {
