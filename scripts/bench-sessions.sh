@@ -20,7 +20,8 @@
 # report is checked to hold all N records.
 #
 # Knobs (environment): BENCH_REPS (default 3), BENCH_SIZES (default "1000 4000"),
-# BENCH_JOBS (nextest -j, default 2).
+# BENCH_JOBS (nextest -j, default 2), BENCH_PROFILE (a cargo profile such as "release"; by
+# default nextest's own, the unoptimized test build).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,6 +33,9 @@ unset RUST_BACKTRACE CARGO_BUILD_TARGET_DIR || true
 REPS=${BENCH_REPS:-3}
 SIZES=${BENCH_SIZES:-"1000 4000"}
 JOBS=${BENCH_JOBS:-2}
+PROFILE=${BENCH_PROFILE:-}
+PROFILE_ARGS=()
+[[ -n $PROFILE ]] && PROFILE_ARGS=(--cargo-profile "$PROFILE")
 WORK="$ROOT/target/bench-sessions"
 export CARGO_TARGET_DIR="$WORK/target"
 mkdir -p "$WORK"
@@ -93,7 +97,7 @@ time_run() { # dir [env...]; prints nanoseconds
     shift
     local start end
     start=$(now)
-    (cd "$dir" && env "$@" cargo nextest run -j "$JOBS" --no-fail-fast --status-level none \
+    (cd "$dir" && env "$@" cargo nextest run "${PROFILE_ARGS[@]}" -j "$JOBS" --no-fail-fast --status-level none \
         --final-status-level none >/dev/null 2>"$WORK/last-run.log") ||
         { cat "$WORK/last-run.log" >&2; exit 1; }
     end=$(now)
@@ -107,7 +111,7 @@ for size in $SIZES; do
     write_crate "probtest_$size" probtest "$size"
     for kind in plain linked probtest; do
         log "building ${kind}_$size"
-        (cd "$WORK/${kind}_$size" && cargo nextest run --no-run >/dev/null 2>&1) ||
+        (cd "$WORK/${kind}_$size" && cargo nextest run "${PROFILE_ARGS[@]}" --no-run >/dev/null 2>&1) ||
             { echo "build of ${kind}_$size failed" >&2; exit 1; }
     done
     plain_times=()
@@ -140,4 +144,5 @@ echo
 echo "target: extra per run under 5% of nextest's own time per test, and flat from the smallest to the largest size"
 echo "linking/run: what a binary that links probtest costs each process before any run is recorded"
 echo "records/run: the store writes and report patches of one run"
+echo "profile: ${PROFILE:-the default test profile (unoptimized)}, nextest -j $JOBS, median of $REPS"
 echo "load average: $LOAD_START at start, $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?') at end"
