@@ -75,6 +75,21 @@ impl JsonText {
         }
     }
 
+    /// The object's opening counts, shared by rows and totals: passes, fails, errors, the
+    /// runs counted (under the key each gives) and the pass rate.
+    fn counts(
+        &mut self,
+        [passes, fails, errors]: [u64; 3],
+        counted: (&'static str, u64),
+        rate: f64,
+    ) {
+        self.key("{\"passes\":").u64(passes);
+        self.key(",\"fails\":").u64(fails);
+        self.key(",\"errors\":").u64(errors);
+        self.key(counted.0).u64(counted.1);
+        self.key(",\"pass_rate\":").f64(rate);
+    }
+
     /// A value through serde_json: unit enum variants, and what is usually empty.
     fn serde<T: Serialize + ?Sized>(&mut self, value: &T) -> io::Result<&mut JsonText> {
         let text = serde_json::to_string(value).map_err(io::Error::other)?;
@@ -121,11 +136,11 @@ pub(crate) fn record(record: &Record) -> io::Result<String> {
 /// What follows a row's case fields: `"passes":…}`, as serde_json writes the rest of the row.
 pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
     let mut json = JsonText::with_capacity(320);
-    json.key("{\"passes\":").u64(row.passes);
-    json.key(",\"fails\":").u64(row.fails);
-    json.key(",\"errors\":").u64(row.errors);
-    json.key(",\"total\":").u64(row.total);
-    json.key(",\"pass_rate\":").f64(row.pass_rate);
+    json.counts(
+        [row.passes, row.fails, row.errors],
+        (",\"total\":", row.total),
+        row.pass_rate,
+    );
     json.key(",\"status\":").serde(&row.status)?;
     json.key(",\"cost\":").f64(row.cost);
     json.key(",\"usage\":")
@@ -156,11 +171,11 @@ pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
 /// Totals, as `serde_json::to_string(totals)` writes them, up to number spelling.
 pub(crate) fn totals(totals: &Totals) -> io::Result<String> {
     let mut json = JsonText::with_capacity(200);
-    json.key("{\"passes\":").u64(totals.passes);
-    json.key(",\"fails\":").u64(totals.fails);
-    json.key(",\"errors\":").u64(totals.errors);
-    json.key(",\"count\":").u64(totals.count);
-    json.key(",\"pass_rate\":").f64(totals.pass_rate);
+    json.counts(
+        [totals.passes, totals.fails, totals.errors],
+        (",\"count\":", totals.count),
+        totals.pass_rate,
+    );
     json.key(",\"cost\":").f64(totals.cost);
     json.key(",\"usage\":")
         .serde_or(&totals.usage, totals.usage.is_empty(), "{}")?;
