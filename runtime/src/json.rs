@@ -13,7 +13,7 @@ use std::io;
 
 use serde::Serialize;
 
-use crate::model::{Record, Row, Totals};
+use crate::model::{Aggregate, Record, Row, Totals};
 
 /// A JSON text being written.
 pub(crate) struct JsonText(String);
@@ -35,6 +35,11 @@ impl JsonText {
     /// A key with its punctuation, spelled out by the caller (`,"fails":`): one copy.
     fn key(&mut self, key: &'static str) -> &mut JsonText {
         self.0.push_str(key);
+        self
+    }
+
+    fn i64(&mut self, value: i64) -> &mut JsonText {
+        let _ = write!(self.0, "{value}");
         self
     }
 
@@ -184,6 +189,26 @@ pub(crate) fn totals(totals: &Totals) -> io::Result<String> {
     Ok(json.into_string())
 }
 
+/// What the session report's head slot holds, the fields that change with any run:
+/// `"runs":…,"exit_status":…,"totals":{…},"aggregates":[…],"warnings":[…]`.
+pub(crate) fn head(
+    runs: u32,
+    exit_status: i32,
+    totals: &Totals,
+    aggregates: &[Aggregate],
+    warnings: &[String],
+) -> io::Result<String> {
+    let mut json = JsonText::with_capacity(320);
+    json.key("\"runs\":").u64(u64::from(runs));
+    json.key(",\"exit_status\":").i64(i64::from(exit_status));
+    json.key(",\"totals\":").raw(&self::totals(totals)?);
+    json.key(",\"aggregates\":")
+        .serde_or(aggregates, aggregates.is_empty(), "[]")?;
+    json.key(",\"warnings\":")
+        .serde_or(warnings, warnings.is_empty(), "[]")?;
+    Ok(json.into_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,6 +302,33 @@ mod tests {
             &totals(&empty).expect("written"),
             &serde_json::to_string(&empty).expect("serde writes it"),
         );
+    }
+
+    #[test]
+    fn the_head_holds_the_reports_changing_fields() {
+        let stats = StatsConfig {
+            metrics: vec![Metric::PassAll(2)],
+            ..StatsConfig::default()
+        };
+        let records = records();
+        let infos: Vec<_> = records.iter().map(|r| info(&r.case)).collect();
+        let mut report = Report::build(infos, records, &stats);
+        report.warnings = vec!["a \"quoted\" warning".into()];
+        assert!(!report.aggregates.is_empty());
+        for (aggregates, warnings) in [
+            (&report.aggregates[..], &report.warnings[..]),
+            (&[][..], &[][..]),
+        ] {
+            let head = head(10, 1, &report.totals, aggregates, warnings).expect("written");
+            let expected = serde_json::json!({
+                "runs": 10,
+                "exit_status": 1,
+                "totals": report.totals,
+                "aggregates": aggregates,
+                "warnings": warnings,
+            });
+            assert_same_json(&format!("{{{head}}}"), &expected.to_string());
+        }
     }
 
     #[test]

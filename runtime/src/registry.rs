@@ -5,6 +5,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 
+use crate::model::{CaseInfo, OrderedMap};
 use crate::runner::panic_message;
 use crate::stats::GateSpec;
 use crate::status::Outcome;
@@ -68,6 +69,8 @@ pub struct Case {
     seen: AtomicBool,
     /// The case's identity as the store's start lines spell it, escaped once.
     identity: OnceLock<String>,
+    /// The case's description, built once: a run's start and end both carry it.
+    info: OnceLock<CaseInfo>,
     /// This process's outcomes of the case so far, for judging its gate at its last run.
     passes: AtomicU64,
     fails: AtomicU64,
@@ -156,6 +159,7 @@ impl Case {
             params,
             seen: AtomicBool::new(false),
             identity: OnceLock::new(),
+            info: OnceLock::new(),
             passes: AtomicU64::new(0),
             fails: AtomicU64::new(0),
             errors: AtomicU64::new(0),
@@ -184,6 +188,31 @@ impl Case {
     pub(crate) fn identity(&self) -> &str {
         self.identity.get_or_init(|| {
             crate::store::identity_fragment(self.bench.package(), self.bench.module(), self.row)
+        })
+    }
+
+    /// Who the case is, as the store and the report describe it.
+    pub(crate) fn info(&self) -> &CaseInfo {
+        self.info.get_or_init(|| {
+            let bench = self.bench;
+            CaseInfo {
+                case: self.row.to_string(),
+                package: bench.package().to_string(),
+                module: bench.module().to_string(),
+                function: bench.function().to_string(),
+                case_id: self.id.to_string(),
+                file: bench.file().to_string(),
+                line: bench.line(),
+                index: self.index,
+                runs: bench.runs(),
+                gate: bench.gate(),
+                params: OrderedMap(
+                    self.params
+                        .iter()
+                        .map(|(name, value)| (name.to_string(), value.to_string()))
+                        .collect(),
+                ),
+            }
         })
     }
 

@@ -42,8 +42,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::model::{
-    infeasible, rfc3339_now, Aggregate, CaseInfo, OrderedMap, Record, Report, Row, Totals,
-    SCHEMA_VERSION,
+    infeasible, rfc3339_now, Aggregate, CaseInfo, OrderedMap, Record, Report, Row, SCHEMA_VERSION,
 };
 use crate::report_state::{FunctionSums, Index, OpenRun, RowState, Slot, DIRTY};
 use crate::stats::StatsConfig;
@@ -280,43 +279,6 @@ fn padded(mut text: String, capacity: u64) -> Option<String> {
     // One bulk copy: test code runs unoptimized, where pushing spaces one by one shows.
     text.push_str(&" ".repeat((capacity - length) as usize));
     Some(text)
-}
-
-/// What the head slot holds: everything that changes with any run.
-fn head_text(
-    runs: u32,
-    exit_status: i32,
-    totals: &Totals,
-    aggregates: &[Aggregate],
-    warnings: &[String],
-) -> io::Result<String> {
-    let json = |value: &dyn erased::Json| value.to_json();
-    let list = |empty: bool, value: &dyn erased::Json| {
-        if empty {
-            Ok("[]".to_string())
-        } else {
-            json(value)
-        }
-    };
-    Ok(format!(
-        "\"runs\":{runs},\"exit_status\":{exit_status},\"totals\":{},\"aggregates\":{},\"warnings\":{}",
-        crate::json::totals(totals)?,
-        list(aggregates.is_empty(), &aggregates)?,
-        list(warnings.is_empty(), &warnings)?
-    ))
-}
-
-/// Serializing through a `&dyn`, so that one closure serves values of different types.
-mod erased {
-    pub(super) trait Json {
-        fn to_json(&self) -> std::io::Result<String>;
-    }
-
-    impl<T: serde::Serialize> Json for T {
-        fn to_json(&self) -> std::io::Result<String> {
-            serde_json::to_string(self).map_err(std::io::Error::other)
-        }
-    }
 }
 
 #[cfg(unix)]
@@ -615,7 +577,7 @@ impl ReportFile {
         let Some(tail) = padded(tail, tail_slot.capacity) else {
             return Ok(Incremental::Rebuild);
         };
-        let head = head_text(
+        let head = crate::json::head(
             index.runs,
             i32::from(index.failing_rows > 0),
             &index.totals,
@@ -715,7 +677,7 @@ impl ReportFile {
             json_string(self.session.key()),
             serde_json::to_string(&self.stats).map_err(io::Error::other)?,
         );
-        let head = head_text(
+        let head = crate::json::head(
             report.runs,
             report.exit_status,
             &report.totals,
@@ -853,6 +815,7 @@ mod tests {
     use std::borrow::Cow;
 
     use crate::model::tests::{info, record};
+    use crate::model::Totals;
     use crate::status::Outcome;
     use crate::store::tests::{start_line, temp_sessions};
     use crate::store::{died_record, Line, ProcessFile};

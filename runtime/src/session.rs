@@ -126,7 +126,7 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
     if let Some(recorder) = recorder(settings) {
         let bench = case.bench;
         // Built only when needed: this runs for every run.
-        let info = (first_of_case || recorder.report.is_some()).then(|| case_info(case));
+        let info = (first_of_case || recorder.report.is_some()).then(|| case.info());
         if let (true, Some(info)) = (first_of_case, &info) {
             warn_if_infeasible(info, settings);
         }
@@ -142,7 +142,7 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
             recorder
                 .file
                 .append_start(ticket, case.identity(), run, settings.attempt)?;
-            Ok(describe && info.is_some())
+            Ok(describe)
         };
         match (&recorder.report, &info) {
             (Some(report), Some(info)) => {
@@ -189,11 +189,10 @@ pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Endin
     if let Some(recorder) = recorder(settings) {
         let persist = |_described: bool| recorder.file.append_end(ticket, &record).map(|()| false);
         if let Some(report) = &recorder.report {
-            let info = case_info(case);
             let change = Change::Finish {
                 proc_id: recorder.file.proc_id(),
                 seq: ticket,
-                info: &info,
+                info: case.info(),
                 record: &record,
             };
             if let Err(error) = report.apply(&change, persist) {
@@ -275,28 +274,6 @@ fn to_record(case: &'static Case, run: u32, attempt: u32, ending: Ending) -> Rec
     }
 }
 
-fn case_info(case: &'static Case) -> CaseInfo {
-    let bench = case.bench;
-    CaseInfo {
-        case: case.row.to_string(),
-        package: bench.package().to_string(),
-        module: bench.module().to_string(),
-        function: bench.function().to_string(),
-        case_id: case.id.to_string(),
-        file: bench.file().to_string(),
-        line: bench.line(),
-        index: case.index,
-        runs: bench.runs(),
-        gate: bench.gate(),
-        params: OrderedMap(
-            case.params
-                .iter()
-                .map(|(name, value)| (name.to_string(), value.to_string()))
-                .collect(),
-        ),
-    }
-}
-
 /// Takes everything this process recorded, turning runs still in flight into errors, with the
 /// descriptions of the cases they belong to.
 fn take_records() -> (Vec<CaseInfo>, Vec<Record>) {
@@ -321,7 +298,10 @@ fn take_records() -> (Vec<CaseInfo>, Vec<Record>) {
             },
         ));
     }
-    (cases.into_iter().map(case_info).collect(), records)
+    (
+        cases.into_iter().map(|case| case.info().clone()).collect(),
+        records,
+    )
 }
 
 pub(crate) fn register_exit_hook() {

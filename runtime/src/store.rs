@@ -503,9 +503,8 @@ impl ProcessFile {
     /// file's lock.
     #[cfg(test)]
     pub(crate) fn append(&self, line: &Line) -> io::Result<()> {
-        let mut bytes = vec![b'\n'];
-        serde_json::to_writer(&mut bytes, line).map_err(io::Error::other)?;
-        self.write_line(&bytes)
+        self.queue(line)?;
+        self.write_line(&[])
     }
 
     /// Holds a line back until the next [`ProcessFile::append`] or run line, which writes it
