@@ -132,30 +132,11 @@ mod tests {
             nextest: true,
             args: vec!["--test".into(), "evals".into()],
         });
-        assert_eq!(
-            parsed(&[
-                "cargo-probtest",
-                "probtest",
-                "run",
-                "--nextest",
-                "--",
-                "--test",
-                "evals"
-            ]),
-            expected
-        );
-        // Run directly, without the name.
-        assert_eq!(
-            parsed(&[
-                "cargo-probtest",
-                "run",
-                "--nextest",
-                "--",
-                "--test",
-                "evals"
-            ]),
-            expected
-        );
+        // As cargo runs it (`cargo probtest run`), and run directly, without the name.
+        for prefix in [&["cargo-probtest", "probtest"][..], &["cargo-probtest"][..]] {
+            let args = [prefix, &["run", "--nextest", "--", "--test", "evals"]].concat();
+            assert_eq!(parsed(&args), expected, "{args:?}");
+        }
     }
 
     #[test]

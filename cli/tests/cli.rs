@@ -76,34 +76,43 @@ fn write_report(path: &Path, records: Vec<Record>) {
     std::fs::write(path, text).expect("written");
 }
 
+/// A shard report at `name` holding these runs.
+fn shard(dir: &TempDir, name: &str, runs: [(&str, u32, Outcome); 4]) -> PathBuf {
+    let path = dir.path(name);
+    let records = runs
+        .into_iter()
+        .map(|(case, run, outcome)| record(case, run, outcome))
+        .collect();
+    write_report(&path, records);
+    path
+}
+
 /// The first shard: runs 1 and 2 of both cases.
 fn shard1(dir: &TempDir) -> PathBuf {
-    let path = dir.path("shard1.json");
-    write_report(
-        &path,
-        vec![
-            record("triage::refund", 1, Outcome::Pass),
-            record("triage::refund", 2, Outcome::Pass),
-            record("triage::order", 1, Outcome::Pass),
-            record("triage::order", 2, Outcome::Fail),
+    shard(
+        dir,
+        "shard1.json",
+        [
+            ("triage::refund", 1, Outcome::Pass),
+            ("triage::refund", 2, Outcome::Pass),
+            ("triage::order", 1, Outcome::Pass),
+            ("triage::order", 2, Outcome::Fail),
         ],
-    );
-    path
+    )
 }
 
 /// The second shard: runs 3 and 4 of both cases.
 fn shard2(dir: &TempDir) -> PathBuf {
-    let path = dir.path("shard2.json");
-    write_report(
-        &path,
-        vec![
-            record("triage::refund", 3, Outcome::Pass),
-            record("triage::refund", 4, Outcome::Pass),
-            record("triage::order", 3, Outcome::Fail),
-            record("triage::order", 4, Outcome::Error),
+    shard(
+        dir,
+        "shard2.json",
+        [
+            ("triage::refund", 3, Outcome::Pass),
+            ("triage::refund", 4, Outcome::Pass),
+            ("triage::order", 3, Outcome::Fail),
+            ("triage::order", 4, Outcome::Error),
         ],
-    );
-    path
+    )
 }
 
 fn cargo_probtest(dir: &TempDir, args: &[&str]) -> Output {
