@@ -14,6 +14,7 @@ use std::io;
 use serde::Serialize;
 
 use crate::model::{Aggregate, Record, Row, Totals};
+use crate::stats::StatsConfig;
 
 /// A JSON text being written.
 pub(crate) struct JsonText(String);
@@ -59,24 +60,52 @@ impl JsonText {
         self
     }
 
-    fn string(&mut self, text: &str) -> io::Result<&mut JsonText> {
-        let plain = text
-            .bytes()
-            .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\');
-        if plain {
-            self.0.push('"');
-            self.0.push_str(text);
-            self.0.push('"');
-            Ok(self)
-        } else {
-            self.serde(text)
+    /// A string, escaped as serde_json escapes it.
+    fn string(&mut self, text: &str) -> &mut JsonText {
+        self.0.push('"');
+        let bytes = text.as_bytes();
+        let mut plain_from = 0;
+        // An index loop: iterator adapters cost several calls a byte in unoptimized builds.
+        let mut at = 0;
+        while at < bytes.len() {
+            let byte = bytes[at];
+            at += 1;
+            let escape = match byte {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0x08 => "\\b",
+                0x0c => "\\f",
+                0..=0x1f => "",
+                _ => continue,
+            };
+            self.0.push_str(&text[plain_from..at - 1]);
+            plain_from = at;
+            if escape.is_empty() {
+                let _ = write!(self.0, "\\u{:04x}", byte);
+            } else {
+                self.0.push_str(escape);
+            }
         }
+        self.0.push_str(&text[plain_from..]);
+        self.0.push('"');
+        self
     }
 
-    fn optional_string(&mut self, text: Option<&str>) -> io::Result<&mut JsonText> {
+    /// A name known to need no escaping, such as an enum variant's.
+    fn name(&mut self, name: &'static str) -> &mut JsonText {
+        self.0.push('"');
+        self.0.push_str(name);
+        self.0.push('"');
+        self
+    }
+
+    fn optional_string(&mut self, text: Option<&str>) -> &mut JsonText {
         match text {
             Some(text) => self.string(text),
-            None => Ok(self.raw("null")),
+            None => self.raw("null"),
         }
     }
 
@@ -117,19 +146,26 @@ impl JsonText {
     }
 }
 
+/// A JSON string of `text`, quotes included.
+pub(crate) fn quoted(text: &str) -> String {
+    let mut json = JsonText::with_capacity(text.len() + 2);
+    json.string(text);
+    json.into_string()
+}
+
 /// A record, as `serde_json::to_string(record)` writes it, up to number spelling.
 pub(crate) fn record(record: &Record) -> io::Result<String> {
     let mut json = JsonText::with_capacity(256);
-    json.key("{\"case\":").string(&record.case)?;
-    json.key(",\"package\":").string(&record.package)?;
-    json.key(",\"module\":").string(&record.module)?;
+    json.key("{\"case\":").string(&record.case);
+    json.key(",\"package\":").string(&record.package);
+    json.key(",\"module\":").string(&record.module);
     json.key(",\"run\":").u64(u64::from(record.run));
     json.key(",\"attempt\":").u64(u64::from(record.attempt));
-    json.key(",\"outcome\":").serde(&record.outcome)?;
+    json.key(",\"outcome\":").name(record.outcome.name());
     json.key(",\"message\":")
-        .optional_string(record.message.as_deref())?;
+        .optional_string(record.message.as_deref());
     json.key(",\"location\":")
-        .optional_string(record.location.as_deref())?;
+        .optional_string(record.location.as_deref());
     json.key(",\"elapsed\":").f64(record.elapsed);
     json.key(",\"cost\":").f64(record.cost);
     json.key(",\"usage\":")
@@ -146,14 +182,14 @@ pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
         (",\"total\":", row.total),
         row.pass_rate,
     );
-    json.key(",\"status\":").serde(&row.status)?;
+    json.key(",\"status\":").name(row.status.name());
     json.key(",\"cost\":").f64(row.cost);
     json.key(",\"usage\":")
         .serde_or(&row.usage, row.usage.is_empty(), "{}")?;
     json.key(",\"ci\":");
     match &row.ci {
         Some(ci) => {
-            json.key("{\"method\":").serde(&ci.method)?;
+            json.key("{\"method\":").name(ci.method.name());
             json.key(",\"level\":").f64(ci.level);
             json.key(",\"low\":").f64(ci.low);
             json.key(",\"high\":").f64(ci.high);
@@ -206,6 +242,27 @@ pub(crate) fn head(
         .serde_or(aggregates, aggregates.is_empty(), "[]")?;
     json.key(",\"warnings\":")
         .serde_or(warnings, warnings.is_empty(), "[]")?;
+    Ok(json.into_string())
+}
+
+/// The store line a process starts with (`store::Line::Process`), as serde_json writes it:
+/// every nextest process writes one. The statistics settings are left out when they are the
+/// defaults.
+pub(crate) fn process_line(
+    proc: &str,
+    per_test: bool,
+    report: Option<&str>,
+    stats: &StatsConfig,
+) -> io::Result<String> {
+    let mut json = JsonText::with_capacity(128);
+    json.key("{\"t\":\"process\",\"proc\":").string(proc);
+    json.key(",\"per_test\":")
+        .raw(if per_test { "true" } else { "false" });
+    json.key(",\"report\":").optional_string(report);
+    if *stats != StatsConfig::default() {
+        json.key(",\"stats\":").serde(stats)?;
+    }
+    json.raw("}");
     Ok(json.into_string())
 }
 
@@ -328,6 +385,49 @@ mod tests {
                 "warnings": warnings,
             });
             assert_same_json(&format!("{{{head}}}"), &expected.to_string());
+        }
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_escapes_them() {
+        let every_ascii: String = (0u8..=0x7f).map(char::from).collect();
+        for text in [
+            "",
+            "plain",
+            "é ✓ \u{2028}",
+            "\"\\\"",
+            "\u{7f}\u{0}x",
+            &every_ascii,
+        ] {
+            assert_eq!(
+                quoted(text),
+                serde_json::to_string(text).expect("serde writes it")
+            );
+        }
+    }
+
+    #[test]
+    fn process_lines_read_as_serde_writes_them() {
+        use crate::store::Line;
+        use std::borrow::Cow;
+        let judging = StatsConfig {
+            min_rate: Some(0.8),
+            ..StatsConfig::default()
+        };
+        for stats in [StatsConfig::default(), judging] {
+            for report in [None, Some("out/report \"1\".json")] {
+                for per_test in [true, false] {
+                    let ours = process_line("123-456", per_test, report, &stats).expect("written");
+                    let line = Line::Process {
+                        proc: Cow::Borrowed("123-456"),
+                        per_test,
+                        report: report.map(Cow::Borrowed),
+                        stats: Cow::Borrowed(&stats),
+                    };
+                    let expected = serde_json::to_string(&line).expect("serde writes it");
+                    assert_same_json(&ours, &expected);
+                }
+            }
         }
     }
 

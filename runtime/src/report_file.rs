@@ -225,7 +225,23 @@ struct Handles {
     /// The report file of a generation: a rebuild renames a new file into place.
     report: Option<(u64, File)>,
     /// The last row state touched: a run's end comes back to its start's row.
-    row: Option<(PathBuf, File)>,
+    row: Option<RowHandle>,
+}
+
+/// An open row state file, with what names it, so that its name is worked out once.
+struct RowHandle {
+    generation: u64,
+    key: [String; 3],
+    file: File,
+}
+
+impl RowHandle {
+    fn is(&self, generation: u64, (package, module, case): (&str, &str, &str)) -> bool {
+        self.generation == generation
+            && self.key[2] == case
+            && self.key[1] == module
+            && self.key[0] == package
+    }
 }
 
 /// The report of one session at one path.
@@ -272,12 +288,18 @@ fn row_file_name(key: (&str, &str, &str)) -> String {
 }
 
 fn padded(mut text: String, capacity: u64) -> Option<String> {
-    let length = text.len() as u64;
-    if length > capacity {
-        return None;
+    /// Copied in bulk: test code runs unoptimized, where building spaces one by one shows.
+    const SPACES: &str = match std::str::from_utf8(&[b' '; 1024]) {
+        Ok(spaces) => spaces,
+        Err(_) => panic!("spaces are UTF-8"),
+    };
+    let mut missing = usize::try_from(capacity.checked_sub(text.len() as u64)?).ok()?;
+    text.reserve(missing);
+    while missing > 0 {
+        let chunk = missing.min(SPACES.len());
+        text.push_str(&SPACES[..chunk]);
+        missing -= chunk;
     }
-    // One bulk copy: test code runs unoptimized, where pushing spaces one by one shows.
-    text.push_str(&" ".repeat((capacity - length) as usize));
     Some(text)
 }
 
@@ -320,10 +342,6 @@ fn read_all(file: &File) -> io::Result<Vec<u8>> {
     }
     bytes.truncate(filled);
     Ok(bytes)
-}
-
-fn json_string(text: &str) -> String {
-    serde_json::Value::String(text.to_string()).to_string()
 }
 
 fn row_capacity(length: u64) -> u64 {
@@ -458,20 +476,29 @@ impl ReportFile {
             return Ok(None);
         };
         let key = change.info().key();
-        let row_path = self
-            .dir()
-            .join(format!("rows-{}", index.generation))
-            .join(row_file_name(key));
-        let row_file = match handles.row.take() {
-            Some((path, file)) if path == row_path => file,
-            _ => OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&row_path)?,
+        let generation = index.generation;
+        let row = match handles.row.take() {
+            Some(row) if row.is(generation, key) => row,
+            _ => {
+                let path = self
+                    .dir()
+                    .join(format!("rows-{generation}"))
+                    .join(row_file_name(key));
+                let file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(path)?;
+                let (package, module, case) = key;
+                RowHandle {
+                    generation,
+                    key: [package.to_string(), module.to_string(), case.to_string()],
+                    file,
+                }
+            }
         };
-        let row_file = &handles.row.insert((row_path, row_file)).1;
+        let row_file = &handles.row.insert(row).file;
         let row_bytes = read_all(row_file)?;
         let existing = if row_bytes.is_empty() {
             None
@@ -498,7 +525,7 @@ impl ReportFile {
             mut index,
             existing,
         } = prepared;
-        let (Some(index_file), Some((_, report)), Some((_, row_file))) = (
+        let (Some(index_file), Some((_, report)), Some(RowHandle { file: row_file, .. })) = (
             handles.index.as_ref(),
             handles.report.as_ref(),
             handles.row.as_ref(),
@@ -672,9 +699,9 @@ impl ReportFile {
 
         let mut text = format!(
             "{{\"schema\":{SCHEMA_VERSION},\"tool\":\"probtest\",\"version\":{},\"created\":{},\"session\":{},\"stats_config\":{},\n",
-            json_string(env!("CARGO_PKG_VERSION")),
-            json_string(&created),
-            json_string(self.session.key()),
+            crate::json::quoted(env!("CARGO_PKG_VERSION")),
+            crate::json::quoted(&created),
+            crate::json::quoted(self.session.key()),
             serde_json::to_string(&self.stats).map_err(io::Error::other)?,
         );
         let head = crate::json::head(

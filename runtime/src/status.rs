@@ -15,6 +15,17 @@ pub enum Outcome {
     Error,
 }
 
+impl Outcome {
+    /// The outcome as the report spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::Error => "error",
+        }
+    }
+}
+
 /// The verdict on a case, derived from its runs' outcomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -40,6 +51,17 @@ pub(crate) enum Color {
 }
 
 impl Status {
+    /// The status as the report spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Flaky => "flaky",
+            Status::Errored => "errored",
+            Status::Fail => "fail",
+            Status::Error => "error",
+        }
+    }
+
     /// The status of a case with these counts. A case with no runs counts as an error: a case
     /// that was expected and never reported must not read as a pass.
     pub fn from_counts(passes: u64, fails: u64, errors: u64) -> Status {
@@ -78,6 +100,29 @@ pub fn status_text(passes: u64, fails: u64, errors: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_the_serialized_spellings() {
+        for outcome in [Outcome::Pass, Outcome::Fail, Outcome::Error] {
+            assert_eq!(
+                serde_json::to_string(&outcome).unwrap(),
+                format!("\"{}\"", outcome.name())
+            );
+        }
+        let statuses = [
+            Status::Pass,
+            Status::Flaky,
+            Status::Errored,
+            Status::Fail,
+            Status::Error,
+        ];
+        for status in statuses {
+            assert_eq!(
+                serde_json::to_string(&status).unwrap(),
+                format!("\"{}\"", status.name())
+            );
+        }
+    }
 
     #[test]
     fn all_seven_combinations_render_distinctly() {

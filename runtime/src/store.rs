@@ -88,12 +88,12 @@ fn is_default_stats(stats: &impl std::ops::Deref<Target = StatsConfig>) -> bool 
 
 /// The identity fields of a start line, escaped once per case: every run writes them.
 pub(crate) fn identity_fragment(package: &str, module: &str, case: &str) -> String {
-    let json = |text: &str| serde_json::Value::String(text.to_string()).to_string();
+    use crate::json::quoted;
     format!(
         "\"package\":{},\"module\":{},\"case\":{}",
-        json(package),
-        json(module),
-        json(case)
+        quoted(package),
+        quoted(module),
+        quoted(case)
     )
 }
 
@@ -485,12 +485,8 @@ impl ProcessFile {
             proc_id: format!("{}-{}", std::process::id(), now_nanos()),
             lock_lines: per_test,
         };
-        process.queue(&Line::Process {
-            proc: Cow::Borrowed(&process.proc_id),
-            per_test,
-            report: report.map(Cow::Owned),
-            stats: Cow::Borrowed(stats),
-        })?;
+        let line = crate::json::process_line(&process.proc_id, per_test, report.as_deref(), stats)?;
+        process.queue_text(&line);
         Ok(process)
     }
 
@@ -510,10 +506,16 @@ impl ProcessFile {
     /// Holds a line back until the next [`ProcessFile::append`] or run line, which writes it
     /// first.
     pub(crate) fn queue(&self, line: &Line) -> io::Result<()> {
-        let mut bytes = vec![b'\n'];
-        serde_json::to_writer(&mut bytes, line).map_err(io::Error::other)?;
-        self.appender().queued.extend_from_slice(&bytes);
+        let text = serde_json::to_string(line).map_err(io::Error::other)?;
+        self.queue_text(&text);
         Ok(())
+    }
+
+    /// [`ProcessFile::queue`] for a line already written as JSON.
+    fn queue_text(&self, line: &str) {
+        let queued = &mut self.appender().queued;
+        queued.push(b'\n');
+        queued.extend_from_slice(line.as_bytes());
     }
 
     fn appender(&self) -> std::sync::MutexGuard<'_, Appender> {
@@ -546,11 +548,7 @@ impl ProcessFile {
     /// messages and usage go through the serializer.
     pub(crate) fn append_end(&self, seq: u64, record: &Record) -> io::Result<()> {
         use std::fmt::Write as _;
-        let outcome = match record.outcome {
-            Outcome::Pass => "pass",
-            Outcome::Fail => "fail",
-            Outcome::Error => "error",
-        };
+        let outcome = record.outcome.name();
         let mut line = String::with_capacity(128);
         let _ = write!(
             line,
