@@ -13,15 +13,18 @@
 #             set, so every run writes its start and end to the store and patches the report.
 #   tuned:    the probtest suite again, with the README's recommended profile setting: the
 #             probtest crate optimized in test builds, the suite's own code still unoptimized.
-# All are built first; then `cargo nextest run` is timed (median of BENCH_REPS runs, the three
-# kinds in turn). The extra cost per run is (probtest - plain) / N, set against nextest's own
-# time per test (plain / N). It splits into what linking the runtime costs every process
-# ((linked - plain) / N: a bigger unoptimized binary to load and relocate) and the runs' own
-# bookkeeping ((probtest - linked) / N: store writes and report patches). A flat extra cost
-# from 1,000 to 4,000 runs shows that nothing grows with the session. Each probtest run's
-# report is checked to hold all N records. The tuned column is (tuned - plain) / N.
+# All are built first; then `cargo nextest run` is timed BENCH_REPS times for each kind, the
+# kinds in a rotating order so that none always runs first. The machine's speed drifts between
+# repetitions, so costs come from paired differences: in each repetition, (kind - plain) / N,
+# and the median over repetitions (with the spread between the first and third quartiles, to
+# show the noise). The extra cost per run (probtest - plain) is set against nextest's own time
+# per test (plain / N). It splits into what linking the runtime costs every process (linked -
+# plain: a bigger unoptimized binary to load and relocate) and the runs' own bookkeeping
+# (probtest - linked: store writes and report patches). The tuned column is tuned - plain. A
+# flat extra cost from 1,000 to 4,000 runs shows that nothing grows with the session. Each
+# recorded run's report is checked to hold all N records.
 #
-# Knobs (environment): BENCH_REPS (default 3), BENCH_SIZES (default "1000 4000"),
+# Knobs (environment): BENCH_REPS (default 9), BENCH_SIZES (default "1000 4000"),
 # BENCH_JOBS (nextest -j, default 2), BENCH_PROFILE (a cargo profile such as "release"; by
 # default nextest's own, the unoptimized test build).
 set -euo pipefail
@@ -32,7 +35,7 @@ cd "$ROOT"
 while IFS= read -r name; do unset "$name"; done < <(compgen -e | grep -E '^(PROB_|NEXTEST_)' || true)
 unset RUST_BACKTRACE CARGO_BUILD_TARGET_DIR || true
 
-REPS=${BENCH_REPS:-3}
+REPS=${BENCH_REPS:-9}
 SIZES=${BENCH_SIZES:-"1000 4000"}
 JOBS=${BENCH_JOBS:-2}
 PROFILE=${BENCH_PROFILE:-}
@@ -95,8 +98,6 @@ EOF
 
 now() { date +%s%N; }
 
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-
 time_run() { # dir [env...]; prints nanoseconds
     local dir=$1
     shift
@@ -118,8 +119,9 @@ recorded_run() { # kind size; times a run with a report and checks that it holds
     echo "$time"
 }
 
-declare -A PLAIN LINKED PROBTEST TUNED
 KINDS=(plain linked probtest tuned)
+TIMES="$WORK/times.tsv"
+: >"$TIMES"
 for size in $SIZES; do
     for kind in "${KINDS[@]}"; do
         write_crate "${kind}_$size" "$kind" "$size"
@@ -129,35 +131,52 @@ for size in $SIZES; do
         (cd "$WORK/${kind}_$size" && cargo nextest run "${PROFILE_ARGS[@]}" --no-run >/dev/null 2>&1) ||
             { echo "build of ${kind}_$size failed" >&2; exit 1; }
     done
-    plain_times=()
-    linked_times=()
-    probtest_times=()
-    tuned_times=()
     for ((rep = 1; rep <= REPS; rep++)); do
         log "size $size, repetition $rep/$REPS"
-        plain_times+=("$(time_run "$WORK/plain_$size")")
-        linked_times+=("$(time_run "$WORK/linked_$size")")
-        probtest_times+=("$(recorded_run probtest "$size")")
-        tuned_times+=("$(recorded_run tuned "$size")")
+        for ((turn = 0; turn < ${#KINDS[@]}; turn++)); do
+            kind=${KINDS[$(((turn + rep) % ${#KINDS[@]}))]}
+            case $kind in
+            plain | linked) time=$(time_run "$WORK/${kind}_$size") ;;
+            *) time=$(recorded_run "$kind" "$size") ;;
+            esac
+            printf '%s\t%s\t%s\t%s\n' "$size" "$rep" "$kind" "$time" >>"$TIMES"
+        done
     done
-    PLAIN[$size]=$(printf '%s\n' "${plain_times[@]}" | median)
-    LINKED[$size]=$(printf '%s\n' "${linked_times[@]}" | median)
-    PROBTEST[$size]=$(printf '%s\n' "${probtest_times[@]}" | median)
-    TUNED[$size]=$(printf '%s\n' "${tuned_times[@]}" | median)
 done
 
 echo
-printf '%-6s %9s %9s %11s %11s %7s %12s %12s %11s %7s\n' runs plain probtest "per test" "extra/run" share "linking/run" "records/run" "tuned/run" share
-for size in $SIZES; do
-    awk -v n="$size" -v p="${PLAIN[$size]}" -v l="${LINKED[$size]}" -v q="${PROBTEST[$size]}" -v t="${TUNED[$size]}" 'BEGIN {
-        per = p / n / 1e6; extra = (q - p) / n / 1e6; linking = (l - p) / n / 1e6; own = (q - l) / n / 1e6; tuned = (t - p) / n / 1e6;
-        printf "%-6d %8.2fs %8.2fs %9.3fms %9.3fms %6.1f%% %10.3fms %10.3fms %9.3fms %6.1f%%\n", n, p / 1e9, q / 1e9, per, extra, 100 * extra / per, linking, own, tuned, 100 * tuned / per
-    }'
-done
+python3 - "$TIMES" <<'PY'
+import collections, statistics, sys
+
+times = collections.defaultdict(dict)  # (size, rep) -> kind -> ns
+for line in open(sys.argv[1]):
+    size, rep, kind, ns = line.split()
+    times[(int(size), int(rep))][kind] = int(ns)
+
+def per_run(size, diffs):
+    # Median and quartiles of per-repetition differences, in ms per run.
+    values = sorted(d / size / 1e6 for d in diffs)
+    q = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
+    return q[1], q[0], q[2]
+
+print(f"{'runs':<6} {'per test':>9} {'extra/run':>10} {'share':>6} {'quartiles':>16} "
+      f"{'linking/run':>11} {'records/run':>11} {'tuned/run':>10} {'share':>6} {'quartiles':>16}")
+for size in sorted({size for size, _ in times}):
+    reps = [kinds for (s, _), kinds in sorted(times.items()) if s == size]
+    per_test = statistics.median(r["plain"] for r in reps) / size / 1e6
+    extra, e_lo, e_hi = per_run(size, [r["probtest"] - r["plain"] for r in reps])
+    linking, _, _ = per_run(size, [r["linked"] - r["plain"] for r in reps])
+    records, _, _ = per_run(size, [r["probtest"] - r["linked"] for r in reps])
+    tuned, t_lo, t_hi = per_run(size, [r["tuned"] - r["plain"] for r in reps])
+    print(f"{size:<6} {per_test:>7.3f}ms {extra:>8.3f}ms {100 * extra / per_test:>5.1f}% "
+          f"{f'{e_lo:.3f}..{e_hi:.3f}ms':>16} {linking:>9.3f}ms {records:>9.3f}ms "
+          f"{tuned:>8.3f}ms {100 * tuned / per_test:>5.1f}% {f'{t_lo:.3f}..{t_hi:.3f}ms':>16}")
+PY
 echo
 echo "target: extra per run under 5% of nextest's own time per test, and flat from the smallest to the largest size"
 echo "linking/run: what a binary that links probtest costs each process before any run is recorded"
 echo "records/run: the store writes and report patches of one run"
 echo "tuned/run: the extra cost per run with the probtest crate optimized ([profile.dev.package.probtest] opt-level = 3)"
-echo "profile: ${PROFILE:-the default test profile (unoptimized)}, nextest -j $JOBS, median of $REPS"
+echo "each figure: the median over $REPS repetitions of the paired difference; quartiles show the noise"
+echo "profile: ${PROFILE:-the default test profile (unoptimized)}, nextest -j $JOBS"
 echo "load average: $LOAD_START at start, $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?') at end"
