@@ -105,7 +105,7 @@ mod tests {
     fn names_are_the_serialized_spellings() {
         for outcome in [Outcome::Pass, Outcome::Fail, Outcome::Error] {
             assert_eq!(
-                serde_json::to_string(&outcome).unwrap(),
+                serde_json::to_string(&outcome).expect("serde writes it"),
                 format!("\"{}\"", outcome.name())
             );
         }
@@ -118,7 +118,7 @@ mod tests {
         ];
         for status in statuses {
             assert_eq!(
-                serde_json::to_string(&status).unwrap(),
+                serde_json::to_string(&status).expect("serde writes it"),
                 format!("\"{}\"", status.name())
             );
         }
