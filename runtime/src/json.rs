@@ -3,8 +3,9 @@
 //!
 //! Test builds compile serde_json without optimizations, and there encoding these took longer
 //! than a short test. The standard library comes precompiled with optimizations, so numbers
-//! go through its formatting. Strings are escaped by serde_json, and only when they need it.
-//! Usage, gates and metrics also go through serde_json, and only when present. The tests check
+//! go through its formatting. Strings are escaped here, as serde_json escapes them. Usage,
+//! gates, metrics and non-default settings go through serde_json, and only when present. The
+//! tests check
 //! that every form here reads back as the same JSON value that serde_json writes (the texts
 //! differ only in how a large exponent is spelled: `1e21` here, `1e+21` there).
 
@@ -13,7 +14,7 @@ use std::io;
 
 use serde::Serialize;
 
-use crate::model::{Aggregate, Record, Row, Totals};
+use crate::model::{Aggregate, CaseInfo, Record, Row, Totals};
 use crate::stats::StatsConfig;
 
 /// A JSON text being written.
@@ -266,6 +267,35 @@ pub(crate) fn process_line(
     Ok(json.into_string())
 }
 
+/// The store line describing a case (`store::Line::Case`), as serde_json writes it: a nextest
+/// process describes the case it runs, so every process writes one.
+pub(crate) fn case_line(info: &CaseInfo) -> io::Result<String> {
+    let mut json = JsonText::with_capacity(256);
+    json.key("{\"t\":\"case\",\"info\":{\"case\":")
+        .string(&info.case);
+    json.key(",\"package\":").string(&info.package);
+    json.key(",\"module\":").string(&info.module);
+    json.key(",\"function\":").string(&info.function);
+    json.key(",\"case_id\":").string(&info.case_id);
+    json.key(",\"file\":").string(&info.file);
+    json.key(",\"line\":").u64(u64::from(info.line));
+    json.key(",\"index\":").u64(u64::from(info.index));
+    json.key(",\"runs\":").u64(u64::from(info.runs));
+    json.key(",\"params\":{");
+    for (position, (name, value)) in info.params.0.iter().enumerate() {
+        if position > 0 {
+            json.raw(",");
+        }
+        json.string(name).raw(":").string(value);
+    }
+    json.raw("}");
+    if let Some(gate) = &info.gate {
+        json.key(",\"gate_spec\":").serde(gate)?;
+    }
+    json.raw("}}");
+    Ok(json.into_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,6 +458,32 @@ mod tests {
                     assert_same_json(&ours, &expected);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn case_lines_read_as_serde_writes_them() {
+        use crate::store::Line;
+        use std::borrow::Cow;
+        let plain = info("classify::plain");
+        let mut odd = info("classify::\"odd\" ✓");
+        odd.params = OrderedMap(vec![
+            ("prompt".into(), "\"say \\\"hi\\\"\"\n".into()),
+            ("n".into(), "3".into()),
+        ]);
+        odd.gate = Some(GateSpec {
+            rule: Rule::MinRate(0.8),
+            method: Some(Method::Wilson),
+            level: Some(0.9),
+            prior: None,
+        });
+        for info in [plain, odd] {
+            let ours = case_line(&info).expect("written");
+            let expected = serde_json::to_string(&Line::Case {
+                info: Cow::Borrowed(&info),
+            })
+            .expect("serde writes it");
+            assert_same_json(&ours, &expected);
         }
     }
 

@@ -1,6 +1,7 @@
 //! What generated code registers before `main`: bench functions, their cases, and the setup and
 //! teardown hooks of their modules.
 
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, Once, OnceLock};
@@ -11,6 +12,11 @@ use crate::stats::GateSpec;
 use crate::status::Outcome;
 
 /// A `#[probability]` function, as a static in generated code.
+///
+/// Generated statics hold no mutable state, so that they sit in read-only memory: a binary has
+/// one per function and case, the loader relocates every page of them at start, and a page of
+/// writable statics costs each process a page fault whether or not its cases run. What a case
+/// gathers while running lives in [`CaseState`], made when the case first runs.
 #[doc(hidden)]
 pub struct Bench {
     package: &'static str,
@@ -23,8 +29,6 @@ pub struct Bench {
     pub(crate) config: Config,
     /// The gate of `#[probability(min_rate = ..)]` or `min_passes`, if any.
     pub(crate) gate: Option<GateSpec>,
-    /// The result of this bench's module setups, computed at its first run.
-    setup: OnceLock<Result<(), String>>,
 }
 
 /// Settings read from the crate's config at compile time, for the runtime.
@@ -65,6 +69,11 @@ pub struct Case {
     pub(crate) id: &'static str,
     pub(crate) row: &'static str,
     pub(crate) params: &'static [(&'static str, &'static str)],
+}
+
+/// What this process knows of a case that has run in it.
+#[derive(Default)]
+struct CaseState {
     /// Set by the case's first run in this process, which describes the case to the store.
     seen: AtomicBool,
     /// The case's identity as the store's start lines spell it, escaped once.
@@ -101,7 +110,6 @@ impl Bench {
             cases,
             config,
             gate,
-            setup: OnceLock::new(),
         }
     }
 
@@ -157,43 +165,49 @@ impl Case {
             id,
             row,
             params,
-            seen: AtomicBool::new(false),
-            identity: OnceLock::new(),
-            info: OnceLock::new(),
-            passes: AtomicU64::new(0),
-            fails: AtomicU64::new(0),
-            errors: AtomicU64::new(0),
         }
+    }
+
+    /// This process's state of the case, made at its first use. Kept for the process's life,
+    /// so that it can be handed out without holding the table's lock.
+    fn state(&'static self) -> &'static CaseState {
+        static STATES: Mutex<Option<HashMap<usize, &'static CaseState>>> = Mutex::new(None);
+        let mut states = STATES.lock().unwrap_or_else(|poison| poison.into_inner());
+        states
+            .get_or_insert_with(HashMap::new)
+            .entry(std::ptr::from_ref(self) as usize)
+            .or_insert_with(|| Box::leak(Box::default()))
     }
 
     /// Counts a finished run of this process; returns the counts so far, and whether this was
     /// the case's last run (all its configured runs finished here).
-    pub(crate) fn count(&self, outcome: Outcome) -> ([u64; 3], bool) {
+    pub(crate) fn count(&'static self, outcome: Outcome) -> ([u64; 3], bool) {
+        let state = self.state();
         let counter = match outcome {
-            Outcome::Pass => &self.passes,
-            Outcome::Fail => &self.fails,
-            Outcome::Error => &self.errors,
+            Outcome::Pass => &state.passes,
+            Outcome::Fail => &state.fails,
+            Outcome::Error => &state.errors,
         };
         counter.fetch_add(1, Ordering::AcqRel);
         let counts = [
-            self.passes.load(Ordering::Acquire),
-            self.fails.load(Ordering::Acquire),
-            self.errors.load(Ordering::Acquire),
+            state.passes.load(Ordering::Acquire),
+            state.fails.load(Ordering::Acquire),
+            state.errors.load(Ordering::Acquire),
         ];
         let done = counts.iter().sum::<u64>() == u64::from(self.bench.runs());
         (counts, done)
     }
 
     /// The identity fields of the case's store lines (see [`crate::store::identity_fragment`]).
-    pub(crate) fn identity(&self) -> &str {
-        self.identity.get_or_init(|| {
+    pub(crate) fn identity(&'static self) -> &'static str {
+        self.state().identity.get_or_init(|| {
             crate::store::identity_fragment(self.bench.package(), self.bench.module(), self.row)
         })
     }
 
     /// Who the case is, as the store and the report describe it.
-    pub(crate) fn info(&self) -> &CaseInfo {
-        self.info.get_or_init(|| {
+    pub(crate) fn info(&'static self) -> &'static CaseInfo {
+        self.state().info.get_or_init(|| {
             let bench = self.bench;
             CaseInfo {
                 case: self.row.to_string(),
@@ -217,8 +231,8 @@ impl Case {
     }
 
     /// Whether this is the first call in this process.
-    pub(crate) fn first_sighting(&self) -> bool {
-        !self.seen.swap(true, Ordering::Relaxed)
+    pub(crate) fn first_sighting(&'static self) -> bool {
+        !self.state().seen.swap(true, Ordering::Relaxed)
     }
 }
 
@@ -287,11 +301,14 @@ struct HookEntry {
 struct Registry {
     benches: Vec<&'static Bench>,
     hooks: Vec<HookEntry>,
+    /// The result of each bench's module setups, by the bench's address, from its first run.
+    setups: Option<HashMap<usize, Result<(), String>>>,
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     benches: Vec::new(),
     hooks: Vec::new(),
+    setups: None,
 });
 /// Set once any teardown is registered, so that runs without teardowns skip the bookkeeping.
 static HAS_TEARDOWNS: AtomicBool = AtomicBool::new(false);
@@ -332,29 +349,38 @@ pub fn register_hook(hook: Hook) {
 /// Runs the setups that cover `bench`'s module (outermost first), once each per process.
 /// The first failure is the result for every run of the module.
 pub(crate) fn ensure_setup(bench: &'static Bench) -> Result<(), String> {
-    bench
-        .setup
-        .get_or_init(|| {
-            let mut registry = registry();
-            let mut setups: Vec<usize> = (0..registry.hooks.len())
-                .filter(|&i| {
-                    let hook = &registry.hooks[i].hook;
-                    hook.kind == HookKind::Setup && in_scope(bench.module(), hook.module)
-                })
-                .collect();
-            setups.sort_by_key(|&i| registry.hooks[i].hook.module.len());
-            for index in setups {
-                let entry = &mut registry.hooks[index];
-                if entry.done.is_none() {
-                    entry.done = Some(entry.hook.call());
-                }
-                if let Some(Err(message)) = &entry.done {
-                    return Err(format!("setup `{}` failed: {message}", entry.hook.name));
-                }
-            }
-            Ok(())
+    let mut registry = registry();
+    let key = std::ptr::from_ref(bench) as usize;
+    if let Some(result) = registry.setups.as_ref().and_then(|setups| setups.get(&key)) {
+        return result.clone();
+    }
+    let result = run_setups(&mut registry, bench);
+    registry
+        .setups
+        .get_or_insert_with(HashMap::new)
+        .insert(key, result.clone());
+    result
+}
+
+/// Runs the setups in scope of `bench` that have not run yet, outermost first.
+fn run_setups(registry: &mut Registry, bench: &'static Bench) -> Result<(), String> {
+    let mut setups: Vec<usize> = (0..registry.hooks.len())
+        .filter(|&i| {
+            let hook = &registry.hooks[i].hook;
+            hook.kind == HookKind::Setup && in_scope(bench.module(), hook.module)
         })
-        .clone()
+        .collect();
+    setups.sort_by_key(|&i| registry.hooks[i].hook.module.len());
+    for index in setups {
+        let entry = &mut registry.hooks[index];
+        if entry.done.is_none() {
+            entry.done = Some(entry.hook.call());
+        }
+        if let Some(Err(message)) = &entry.done {
+            return Err(format!("setup `{}` failed: {message}", entry.hook.name));
+        }
+    }
+    Ok(())
 }
 
 /// Counts a finished run, and runs a teardown whose scope has now finished every run.
@@ -363,7 +389,7 @@ pub(crate) fn run_finished(bench: &'static Bench) {
         return;
     }
     let mut registry = registry();
-    let Registry { benches, hooks } = &mut *registry;
+    let Registry { benches, hooks, .. } = &mut *registry;
     for entry in hooks.iter_mut() {
         if entry.hook.kind != HookKind::Teardown
             || entry.done.is_some()

@@ -13,7 +13,7 @@ use crate::render;
 use crate::report_file::{Change, ReportFile};
 use crate::settings::{self, Settings};
 use crate::status::Outcome;
-use crate::store::{self, Line, ProcessFile, Session, DIED_MESSAGE};
+use crate::store::{self, ProcessFile, Session, DIED_MESSAGE};
 use crate::usage::TokenUsage;
 
 /// How a run ended, as the runner reports it.
@@ -135,9 +135,7 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
         let persist = |described: bool| {
             let describe = first_of_case && !described;
             if let (true, Some(info)) = (describe, &info) {
-                recorder.file.queue(&Line::Case {
-                    info: Cow::Borrowed(info),
-                })?;
+                recorder.file.queue_case(info)?;
             }
             recorder
                 .file

@@ -505,13 +505,20 @@ impl ProcessFile {
 
     /// Holds a line back until the next [`ProcessFile::append`] or run line, which writes it
     /// first.
+    #[cfg(test)]
     pub(crate) fn queue(&self, line: &Line) -> io::Result<()> {
         let text = serde_json::to_string(line).map_err(io::Error::other)?;
         self.queue_text(&text);
         Ok(())
     }
 
-    /// [`ProcessFile::queue`] for a line already written as JSON.
+    /// Holds back the line describing a case, written by hand: every nextest process writes one.
+    pub(crate) fn queue_case(&self, info: &CaseInfo) -> io::Result<()> {
+        self.queue_text(&crate::json::case_line(info)?);
+        Ok(())
+    }
+
+    /// Holds back a line already written as JSON, as [`ProcessFile::queue`] does.
     fn queue_text(&self, line: &str) {
         let queued = &mut self.appender().queued;
         queued.push(b'\n');
