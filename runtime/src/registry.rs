@@ -1,7 +1,7 @@
 //! What generated code registers before `main`: bench functions, their cases, and the setup and
 //! teardown hooks of their modules.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, Once, OnceLock};
@@ -171,10 +171,9 @@ impl Case {
     /// This process's state of the case, made at its first use. Kept for the process's life,
     /// so that it can be handed out without holding the table's lock.
     fn state(&'static self) -> &'static CaseState {
-        static STATES: Mutex<Option<HashMap<usize, &'static CaseState>>> = Mutex::new(None);
+        static STATES: Mutex<BTreeMap<usize, &'static CaseState>> = Mutex::new(BTreeMap::new());
         let mut states = STATES.lock().unwrap_or_else(|poison| poison.into_inner());
         states
-            .get_or_insert_with(HashMap::new)
             .entry(std::ptr::from_ref(self) as usize)
             .or_insert_with(|| Box::leak(Box::default()))
     }
@@ -302,13 +301,13 @@ struct Registry {
     benches: Vec<&'static Bench>,
     hooks: Vec<HookEntry>,
     /// The result of each bench's module setups, by the bench's address, from its first run.
-    setups: Option<HashMap<usize, Result<(), String>>>,
+    setups: BTreeMap<usize, Result<(), String>>,
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     benches: Vec::new(),
     hooks: Vec::new(),
-    setups: None,
+    setups: BTreeMap::new(),
 });
 /// Set once any teardown is registered, so that runs without teardowns skip the bookkeeping.
 static HAS_TEARDOWNS: AtomicBool = AtomicBool::new(false);
@@ -351,14 +350,11 @@ pub fn register_hook(hook: Hook) {
 pub(crate) fn ensure_setup(bench: &'static Bench) -> Result<(), String> {
     let mut registry = registry();
     let key = std::ptr::from_ref(bench) as usize;
-    if let Some(result) = registry.setups.as_ref().and_then(|setups| setups.get(&key)) {
+    if let Some(result) = registry.setups.get(&key) {
         return result.clone();
     }
     let result = run_setups(&mut registry, bench);
-    registry
-        .setups
-        .get_or_insert_with(HashMap::new)
-        .insert(key, result.clone());
+    registry.setups.insert(key, result.clone());
     result
 }
 
