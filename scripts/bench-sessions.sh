@@ -18,7 +18,9 @@
 # repetitions, so costs come from paired differences: in each repetition, (kind - plain) / N,
 # and the median over repetitions (with the spread between the first and third quartiles, to
 # show the noise). The extra cost per run (probtest - plain) is set against nextest's own time
-# per test (plain / N). It splits into what linking the runtime costs every process (linked -
+# per test (plain / N), by the wall clock and by CPU time (user + system of cargo, nextest and
+# every test process: steadier on a shared machine, as it leaves out time spent waiting for a
+# core). It splits into what linking the runtime costs every process (linked -
 # plain: a bigger unoptimized binary to load and relocate) and the runs' own bookkeeping
 # (probtest - linked: store writes and report patches). The tuned column is tuned - plain. A
 # flat extra cost from 1,000 to 4,000 runs shows that nothing grows with the session. Each
@@ -96,18 +98,27 @@ EOF
     fi
 }
 
-now() { date +%s%N; }
+# Runs a command; prints its wall time and the CPU time (user + system) of it and everything it
+# waited for, nextest's test processes included, in nanoseconds. CPU time is the steadier of the
+# two on a shared machine: it does not count time spent waiting for a core.
+measure() {
+    python3 -c '
+import os, resource, subprocess, sys, time
+start = time.perf_counter_ns()
+code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)
+wall = time.perf_counter_ns() - start
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(wall, round((usage.ru_utime + usage.ru_stime) * 1e9))
+sys.exit(code)
+' "$@"
+}
 
-time_run() { # dir [env...]; prints nanoseconds
+time_run() { # dir [env...]; prints wall and CPU nanoseconds
     local dir=$1
     shift
-    local start end
-    start=$(now)
-    (cd "$dir" && env "$@" cargo nextest run "${PROFILE_ARGS[@]}" -j "$JOBS" --no-fail-fast --status-level none \
-        --final-status-level none >/dev/null 2>"$WORK/last-run.log") ||
+    (cd "$dir" && measure env "$@" cargo nextest run "${PROFILE_ARGS[@]}" -j "$JOBS" --no-fail-fast \
+        --status-level none --final-status-level none 2>"$WORK/last-run.log") ||
         { cat "$WORK/last-run.log" >&2; exit 1; }
-    end=$(now)
-    echo $((end - start))
 }
 
 recorded_run() { # kind size; times a run with a report and checks that it holds every run
@@ -139,7 +150,7 @@ for size in $SIZES; do
             plain | linked) time=$(time_run "$WORK/${kind}_$size") ;;
             *) time=$(recorded_run "$kind" "$size") ;;
             esac
-            printf '%s\t%s\t%s\t%s\n' "$size" "$rep" "$kind" "$time" >>"$TIMES"
+            printf '%s\t%s\t%s\t%s\n' "$size" "$rep" "$kind" "${time// /$'\t'}" >>"$TIMES"
         done
     done
 done
@@ -148,10 +159,11 @@ echo
 python3 - "$TIMES" <<'PY'
 import collections, statistics, sys
 
-times = collections.defaultdict(dict)  # (size, rep) -> kind -> ns
+times = collections.defaultdict(dict)  # (clock, size, rep) -> kind -> ns
 for line in open(sys.argv[1]):
-    size, rep, kind, ns = line.split()
-    times[(int(size), int(rep))][kind] = int(ns)
+    size, rep, kind, wall, cpu = line.split()
+    times[("wall", int(size), int(rep))][kind] = int(wall)
+    times[("cpu", int(size), int(rep))][kind] = int(cpu)
 
 def per_run(size, diffs):
     # Median and quartiles of per-repetition differences, in ms per run.
@@ -159,18 +171,19 @@ def per_run(size, diffs):
     q = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
     return q[1], q[0], q[2]
 
-print(f"{'runs':<6} {'per test':>9} {'extra/run':>10} {'share':>6} {'quartiles':>16} "
+print(f"{'clock':<5} {'runs':<6} {'per test':>9} {'extra/run':>10} {'share':>6} {'quartiles':>16} "
       f"{'linking/run':>11} {'records/run':>11} {'tuned/run':>10} {'share':>6} {'quartiles':>16}")
-for size in sorted({size for size, _ in times}):
-    reps = [kinds for (s, _), kinds in sorted(times.items()) if s == size]
-    per_test = statistics.median(r["plain"] for r in reps) / size / 1e6
-    extra, e_lo, e_hi = per_run(size, [r["probtest"] - r["plain"] for r in reps])
-    linking, _, _ = per_run(size, [r["linked"] - r["plain"] for r in reps])
-    records, _, _ = per_run(size, [r["probtest"] - r["linked"] for r in reps])
-    tuned, t_lo, t_hi = per_run(size, [r["tuned"] - r["plain"] for r in reps])
-    print(f"{size:<6} {per_test:>7.3f}ms {extra:>8.3f}ms {100 * extra / per_test:>5.1f}% "
-          f"{f'{e_lo:.3f}..{e_hi:.3f}ms':>16} {linking:>9.3f}ms {records:>9.3f}ms "
-          f"{tuned:>8.3f}ms {100 * tuned / per_test:>5.1f}% {f'{t_lo:.3f}..{t_hi:.3f}ms':>16}")
+for clock in ("wall", "cpu"):
+    for size in sorted({size for c, size, _ in times if c == clock}):
+        reps = [kinds for (c, s, _), kinds in sorted(times.items()) if c == clock and s == size]
+        per_test = statistics.median(r["plain"] for r in reps) / size / 1e6
+        extra, e_lo, e_hi = per_run(size, [r["probtest"] - r["plain"] for r in reps])
+        linking, _, _ = per_run(size, [r["linked"] - r["plain"] for r in reps])
+        records, _, _ = per_run(size, [r["probtest"] - r["linked"] for r in reps])
+        tuned, t_lo, t_hi = per_run(size, [r["tuned"] - r["plain"] for r in reps])
+        print(f"{clock:<5} {size:<6} {per_test:>7.3f}ms {extra:>8.3f}ms {100 * extra / per_test:>5.1f}% "
+              f"{f'{e_lo:.3f}..{e_hi:.3f}ms':>16} {linking:>9.3f}ms {records:>9.3f}ms "
+              f"{tuned:>8.3f}ms {100 * tuned / per_test:>5.1f}% {f'{t_lo:.3f}..{t_hi:.3f}ms':>16}")
 PY
 echo
 echo "target: extra per run under 5% of nextest's own time per test, and flat from the smallest to the largest size"
@@ -178,5 +191,6 @@ echo "linking/run: what a binary that links probtest costs each process before a
 echo "records/run: the store writes and report patches of one run"
 echo "tuned/run: the extra cost per run with the probtest crate optimized ([profile.dev.package.probtest] opt-level = 3)"
 echo "each figure: the median over $REPS repetitions of the paired difference; quartiles show the noise"
+echo "wall: elapsed time; cpu: user + system time of cargo, nextest and every test process, against nextest's own CPU time per test"
 echo "profile: ${PROFILE:-the default test profile (unoptimized)}, nextest -j $JOBS"
 echo "load average: $LOAD_START at start, $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?') at end"
