@@ -26,6 +26,10 @@
 # flat extra cost from 1,000 to 4,000 runs shows that nothing grows with the session. Each
 # recorded run's report is checked to hold all N records.
 #
+# Then scripts/bench_processes.py runs each suite's test binary directly, one test per process
+# as nextest does, N processes of each kind taking turns: the extra CPU time per process, from
+# paired differences, without the drift that blurs the whole-suite figures.
+#
 # Knobs (environment): BENCH_REPS (default 9), BENCH_SIZES (default "1000 4000"),
 # BENCH_JOBS (nextest -j, default 2), BENCH_PROFILE (a cargo profile such as "release"; by
 # default nextest's own, the unoptimized test build).
@@ -153,6 +157,17 @@ for size in $SIZES; do
             printf '%s\t%s\t%s\t%s\n' "$size" "$rep" "$kind" "${time// /$'\t'}" >>"$TIMES"
         done
     done
+    per_test_cpu=$(python3 -c '
+import statistics, sys
+cpu = [int(f[4]) for f in (l.split() for l in open(sys.argv[1])) if f[0] == sys.argv[2] and f[2] == "plain"]
+print(round(statistics.median(cpu) / int(sys.argv[2]) / 1e3))
+' "$TIMES" "$size")
+    log "size $size, process by process"
+    mkdir -p "$WORK/processes"
+    python3 "$ROOT/scripts/bench_processes.py" "$size" "$per_test_cpu" "$WORK/processes" \
+        "plain=$WORK/plain_$size" "linked=$WORK/linked_$size" \
+        "probtest=$WORK/probtest_${size}:record" "tuned=$WORK/tuned_${size}:record" \
+        >"$WORK/processes_$size.txt"
 done
 
 echo
@@ -185,6 +200,11 @@ for clock in ("wall", "cpu"):
               f"{f'{e_lo:.3f}..{e_hi:.3f}ms':>16} {linking:>9.3f}ms {records:>9.3f}ms "
               f"{tuned:>8.3f}ms {100 * tuned / per_test:>5.1f}% {f'{t_lo:.3f}..{t_hi:.3f}ms':>16}")
 PY
+for size in $SIZES; do
+    echo
+    echo "process by process, $size runs of each kind (share: of nextest's own CPU time per test, $size-test suite):"
+    cat "$WORK/processes_$size.txt"
+done
 echo
 echo "target: extra per run under 5% of nextest's own time per test, and flat from the smallest to the largest size"
 echo "linking/run: what a binary that links probtest costs each process before any run is recorded"
