@@ -19,9 +19,9 @@
 # and the median over repetitions (with the spread between the first and third quartiles, to
 # show the noise). The extra cost per run (probtest - plain) is set against nextest's own time
 # per test (plain / N), by the wall clock and by CPU time (user + system of cargo, nextest and
-# every test process: steadier on a shared machine, as it leaves out time spent waiting for a
-# core). It splits into what linking the runtime costs every process (linked -
-# plain: a bigger unoptimized binary to load and relocate) and the runs' own bookkeeping
+# every test process; the cost to a machine that runs several suites at once). It splits into
+# what linking the runtime costs every process (linked - plain: a bigger unoptimized binary to
+# load and relocate) and the runs' own bookkeeping
 # (probtest - linked: store writes and report patches). The tuned column is tuned - plain. A
 # flat extra cost from 1,000 to 4,000 runs shows that nothing grows with the session. Each
 # recorded run's report is checked to hold all N records.
@@ -103,8 +103,7 @@ EOF
 }
 
 # Runs a command; prints its wall time and the CPU time (user + system) of it and everything it
-# waited for, nextest's test processes included, in nanoseconds. CPU time is the steadier of the
-# two on a shared machine: it does not count time spent waiting for a core.
+# waited for, nextest's test processes included, in nanoseconds.
 measure() {
     python3 -c '
 import os, resource, subprocess, sys, time

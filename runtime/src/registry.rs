@@ -13,10 +13,10 @@ use crate::status::Outcome;
 
 /// A `#[probability]` function, as a static in generated code.
 ///
-/// Generated statics hold no mutable state, so that they sit in read-only memory: a binary has
-/// one per function and case, the loader relocates every page of them at start, and a page of
-/// writable statics costs each process a page fault whether or not its cases run. What a case
-/// gathers while running lives in [`CaseState`], made when the case first runs.
+/// Generated statics hold what the macro knows and no state. A binary has one per function and
+/// case, and the loader writes every page of them (their pointers are relocated) in every
+/// process, whether or not its cases run: state kept inline made them twice as many pages. What
+/// a case gathers while running lives in a `CaseState`, made when the case first runs.
 #[doc(hidden)]
 pub struct Bench {
     package: &'static str,
