@@ -170,28 +170,24 @@ impl IntervalSpec {
     /// Bounds are memoized: quantiles are iterative (and unoptimized in test builds), and the
     /// rows of a session repeat the same few fractions (10/10, 9/10, ...).
     fn bounds_memoized(&self, passes: u64, runs: u64) -> (f64, f64) {
-        use std::collections::HashMap;
+        use std::collections::BTreeMap;
         use std::sync::Mutex;
-        type Key = (Method, u64, u64, u64, u64, u64);
-        static MEMO: Mutex<Option<HashMap<Key, (f64, f64)>>> = Mutex::new(None);
+        type Key = (&'static str, u64, u64, u64, u64, u64);
+        static MEMO: Mutex<BTreeMap<Key, (f64, f64)>> = Mutex::new(BTreeMap::new());
         let key = (
-            self.method,
+            self.method.name(),
             self.level.to_bits(),
             self.prior.a.to_bits(),
             self.prior.b.to_bits(),
             passes,
             runs,
         );
-        if let Some(bounds) = MEMO
-            .lock()
-            .ok()
-            .and_then(|memo| memo.as_ref().and_then(|memo| memo.get(&key).copied()))
-        {
+        if let Some(bounds) = MEMO.lock().ok().and_then(|memo| memo.get(&key).copied()) {
             return bounds;
         }
         let bounds = self.bounds(passes, runs);
         if let Ok(mut memo) = MEMO.lock() {
-            memo.get_or_insert_with(HashMap::new).insert(key, bounds);
+            memo.insert(key, bounds);
         }
         bounds
     }
