@@ -33,6 +33,9 @@
 //! room to grow: the free space doubles, so rebuilds are logarithmic in the session's size.
 //!
 //! Every change happens under an exclusive lock on `report/lock` in the session directory.
+//! Processes of one session can name different report paths (per-package settings); each
+//! report covers the whole session, so the lock file lists the paths and every change is made
+//! to each, with that path's own index and row states under `report/<hash of the path>/`.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
@@ -226,6 +229,10 @@ struct Handles {
     report: Option<(u64, File)>,
     /// The last row state touched: a run's end comes back to its start's row.
     row: Option<RowHandle>,
+    /// The session's other report paths, as last read from the lock file.
+    siblings: Vec<ReportFile>,
+    /// The lock file's content when `siblings` was read from it, once read.
+    registered: Option<Vec<u8>>,
 }
 
 /// An open row state file, with what names it, so that its name is worked out once.
@@ -344,6 +351,28 @@ fn read_all(file: &File) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Bytes written as two hex digits each, back; `None` if they are not.
+fn unhex(hex: &str) -> Option<Vec<u8>> {
+    if !hex.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
+        .collect()
+}
+
+/// A path from the bytes of [`ReportFile::path_bytes`], written by a process of this machine.
+#[cfg(unix)]
+fn path_from_bytes(bytes: Vec<u8>) -> PathBuf {
+    PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(bytes))
+}
+
+#[cfg(not(unix))]
+fn path_from_bytes(bytes: Vec<u8>) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 fn row_capacity(length: u64) -> u64 {
     length + (length / 2).max(160)
 }
@@ -358,8 +387,78 @@ impl ReportFile {
         }
     }
 
-    fn dir(&self) -> PathBuf {
+    /// Where the session's report state lives: the lock, and a directory per report path.
+    fn reports_dir(&self) -> PathBuf {
         self.session.dir().join("report")
+    }
+
+    /// The state of this report path: its index and row states.
+    fn dir(&self) -> PathBuf {
+        self.reports_dir()
+            .join(hex_hash(&String::from_utf8_lossy(self.path_bytes())))
+    }
+
+    /// This path's line in the lock file: its bytes in hex, and the statistics settings its
+    /// rows are judged with when they are not the defaults.
+    fn registration(&self) -> io::Result<String> {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let bytes = self.path_bytes();
+        let mut line = String::with_capacity(bytes.len() * 2 + 2);
+        for &byte in bytes {
+            line.push(char::from(DIGITS[usize::from(byte >> 4)]));
+            line.push(char::from(DIGITS[usize::from(byte & 15)]));
+        }
+        line.push('\t');
+        if self.stats != StatsConfig::default() {
+            line.push_str(&serde_json::to_string(&self.stats).map_err(io::Error::other)?);
+        }
+        line.push('\n');
+        Ok(line)
+    }
+
+    /// The session's other report paths. Processes of one session can name different reports
+    /// (per-package settings), and each report covers the whole session, so every change is
+    /// made to every path: the lock file lists them, and a path joins the list at its first
+    /// change (which builds its report from the store). A list of one path is read and
+    /// compared, never parsed.
+    fn siblings(&self, handles: &mut Handles, lock: &File) -> io::Result<()> {
+        let listed = read_all(lock)?;
+        if handles.registered.as_ref() == Some(&listed) {
+            return Ok(());
+        }
+        let own = self.registration()?;
+        let own_hex = own.split('\t').next().unwrap_or_default();
+        let mut siblings = Vec::new();
+        let mut registered = false;
+        for line in String::from_utf8_lossy(&listed).lines() {
+            let (hex, stats) = line.split_once('\t').unwrap_or((line, ""));
+            if hex == own_hex {
+                registered = true;
+                continue;
+            }
+            let Some(path) = unhex(hex) else { continue };
+            if siblings
+                .iter()
+                .any(|s: &ReportFile| s.path_bytes() == path.as_slice())
+            {
+                continue;
+            }
+            let stats = if stats.is_empty() {
+                StatsConfig::default()
+            } else {
+                serde_json::from_str(stats).unwrap_or_default()
+            };
+            let path = path_from_bytes(path);
+            siblings.push(ReportFile::new(self.session.clone(), path, stats));
+        }
+        let mut listed = listed;
+        if !registered {
+            write_at(lock, listed.len() as u64, own.as_bytes())?;
+            listed.extend_from_slice(own.as_bytes());
+        }
+        handles.siblings = siblings;
+        handles.registered = Some(listed);
+        Ok(())
     }
 
     fn path_bytes(&self) -> &[u8] {
@@ -386,29 +485,57 @@ impl ReportFile {
             Change::Start { provisional, .. } => provisional,
             Change::Finish { record, .. } => record,
         })?;
-        self.locked(|handles| {
-            let prepared = self.prepare(handles, change).ok().flatten();
-            let described = prepared
-                .as_ref()
-                .and_then(|prepared| prepared.existing.as_ref())
-                .is_some_and(|state| state.described);
-            let described_now = persist(described)?;
-            let Some(prepared) = prepared else {
-                return self.rebuild_locked(handles);
-            };
-            match self.incremental(handles, prepared, change, record_text, described_now) {
-                Ok(Incremental::Done) => Ok(()),
-                Ok(Incremental::Rebuild) | Err(_) => self.rebuild_locked(handles),
+        self.locked(|handles, lock| {
+            self.siblings(handles, lock)?;
+            let mut described_in_store = false;
+            let result = self.apply_held(handles, change, record_text.clone(), |described| {
+                let described_now = persist(described)?;
+                described_in_store = described || described_now;
+                Ok(described_now)
+            });
+            // After this path's change, which wrote the store: a sibling that rebuilds reads it.
+            for sibling in &handles.siblings {
+                let mut sibling_handles = sibling
+                    .handles
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner());
+                sibling.apply_held(&mut sibling_handles, change, record_text.clone(), |_| {
+                    Ok(described_in_store)
+                })?;
             }
+            result
         })
+    }
+
+    /// [`ReportFile::apply`] for this path, with the session's lock held.
+    fn apply_held(
+        &self,
+        handles: &mut Handles,
+        change: &Change<'_>,
+        record_text: String,
+        persist: impl FnOnce(bool) -> io::Result<bool>,
+    ) -> io::Result<()> {
+        let prepared = self.prepare(handles, change).ok().flatten();
+        let described = prepared
+            .as_ref()
+            .and_then(|prepared| prepared.existing.as_ref())
+            .is_some_and(|state| state.described);
+        let described_now = persist(described)?;
+        let Some(prepared) = prepared else {
+            return self.rebuild_locked(handles);
+        };
+        match self.incremental(handles, prepared, change, record_text, described_now) {
+            Ok(Incremental::Done) => Ok(()),
+            Ok(Incremental::Rebuild) | Err(_) => self.rebuild_locked(handles),
+        }
     }
 
     /// Rebuilds the report from the store, in source order.
     pub(crate) fn rebuild(&self) -> io::Result<()> {
-        self.locked(|handles| self.rebuild_locked(handles))
+        self.locked(|handles, _| self.rebuild_locked(handles))
     }
 
-    fn locked<T>(&self, work: impl FnOnce(&mut Handles) -> io::Result<T>) -> io::Result<T> {
+    fn locked<T>(&self, work: impl FnOnce(&mut Handles, &File) -> io::Result<T>) -> io::Result<T> {
         let mut handles = self
             .handles
             .lock()
@@ -418,13 +545,14 @@ impl ReportFile {
                 OpenOptions::new()
                     .create(true)
                     .truncate(false)
+                    .read(true)
                     .write(true)
-                    .open(self.dir().join("lock"))
+                    .open(self.reports_dir().join("lock"))
             };
             let lock = match open() {
                 Ok(lock) => lock,
                 Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                    fs::create_dir_all(self.dir())?;
+                    fs::create_dir_all(self.reports_dir())?;
                     open()?
                 }
                 Err(error) => return Err(error),
@@ -436,7 +564,7 @@ impl ReportFile {
             .take()
             .ok_or_else(|| io::Error::other("no lock file"))?;
         lock.lock()?;
-        let result = work(&mut handles);
+        let result = work(&mut handles, &lock);
         let _ = lock.unlock();
         handles.lock = Some(lock);
         result
@@ -919,6 +1047,10 @@ mod tests {
         }
     }
 
+    fn index_of(report: &ReportFile) -> Index {
+        Index::decode(&fs::read(report.dir().join("index")).expect("index")).expect("decodes")
+    }
+
     fn read_report(path: &Path) -> Report {
         let text = fs::read_to_string(path).expect("report exists");
         serde_json::from_str(&text)
@@ -996,6 +1128,45 @@ mod tests {
     }
 
     #[test]
+    fn every_report_path_of_a_session_covers_the_whole_session_without_rebuilding() {
+        let sessions = temp_sessions("two-paths");
+        let session = Session::new(&sessions, "s1");
+        let first = sessions.join("first.json");
+        let second = sessions.join("second.json");
+        let mut a = Harness::new(&session, &first);
+        let judging = StatsConfig {
+            min_rate: Some(0.5),
+            ..StatsConfig::default()
+        };
+        let mut b = Harness::judging(&session, &second, judging);
+        for round in 0..6u32 {
+            for (harness, case) in [(&mut a, "classify::a"), (&mut b, "classify::b")] {
+                let seq = harness.start(case, round + 1);
+                let outcome = if round % 3 == 0 {
+                    Outcome::Fail
+                } else {
+                    Outcome::Pass
+                };
+                harness.finish(seq, record(case, round + 1, outcome, 0.0, vec![]));
+            }
+        }
+        // A run in flight shows in both reports.
+        let open = a.start("classify::c", 1);
+        for path in [&first, &second] {
+            assert_matches_store(&session, path);
+            let report = read_report(path);
+            assert_eq!(report.records.len(), 13, "{}", path.display());
+        }
+        assert_eq!(read_report(&second).stats_config.min_rate, Some(0.5));
+        assert_eq!(read_report(&first).stats_config.min_rate, None);
+        // Built once each, at the path's first change; patched in place since.
+        assert_eq!(index_of(&a.report).generation, 1);
+        assert_eq!(index_of(&b.report).generation, 1);
+        a.finish(open, record("classify::c", 1, Outcome::Pass, 0.0, vec![]));
+        assert_matches_store(&session, &second);
+    }
+
+    #[test]
     fn runs_in_flight_are_errors_until_they_finish() {
         let sessions = temp_sessions("inflight");
         let session = Session::new(&sessions, "s");
@@ -1065,8 +1236,7 @@ mod tests {
             processes[which].finish(seq, record(&case, run, Outcome::Pass, 0.0, vec![]));
         }
         assert_matches_store(&session, &path);
-        let index = Index::decode(&fs::read(session.dir().join("report/index")).expect("index"))
-            .expect("index decodes");
+        let index = index_of(&processes[0].report);
         assert!(
             index.generation > 1,
             "free space was exhausted at least once"
