@@ -306,3 +306,43 @@ fn cargo_test_over_two_binaries_prints_two_sections_and_writes_one_report() {
     assert_eq!(cases[2], "many::0");
     assert_eq!(cases[31], "many::29");
 }
+
+#[test]
+fn packages_that_name_their_own_reports_each_get_the_whole_session() {
+    let evals = "use probtest::probability;\n\n\
+                 #[probability(runs = 3)]\nfn answers() {\n    assert_eq!(1 + 1, 2);\n}\n";
+    let fixture = Fixture::workspace(
+        "two-reports",
+        &[
+            ("alpha", "json = \"report.json\"", evals),
+            ("beta", "json = \"report.json\"", evals),
+        ],
+    );
+    fixture.remove("alpha/report.json");
+    fixture.remove("beta/report.json");
+    fixture
+        .nextest("run", &["--workspace"])
+        .run()
+        .assert_code(0);
+    for member in ["alpha", "beta"] {
+        let report = fixture.read_json(&format!("{member}/report.json"));
+        let mut packages: Vec<&str> = report_records(&report, "answers")
+            .iter()
+            .map(|record| record["package"].as_str().expect("package"))
+            .collect();
+        packages.sort_unstable();
+        assert_eq!(
+            packages,
+            [
+                "pt-two-reports-alpha",
+                "pt-two-reports-alpha",
+                "pt-two-reports-alpha",
+                "pt-two-reports-beta",
+                "pt-two-reports-beta",
+                "pt-two-reports-beta",
+            ],
+            "{member}/report.json holds every run of the session"
+        );
+        assert_eq!(report["rows"].as_array().expect("rows").len(), 2);
+    }
+}

@@ -225,6 +225,63 @@ tokio = {{ version = "1", features = ["rt", "macros"] }}
     }
 }
 
+impl Fixture {
+    /// A workspace of fixture packages in `target/e2e/<name>/`: one `pt-<name>-<member>` per
+    /// `(member, metadata, source)`, with `metadata` as its `[package.metadata.probtest]` and
+    /// `source` as its `tests/evals.rs`. Commands run on the workspace's root manifest.
+    pub fn workspace(name: &str, members: &[(&str, &str, &str)]) -> Fixture {
+        let dir = e2e_root().join(name);
+        let runtime = workspace_root().join("runtime");
+        let names: Vec<String> = members
+            .iter()
+            .map(|(member, ..)| format!("{member:?}"))
+            .collect();
+        write_if_changed(
+            &dir.join("Cargo.toml"),
+            &format!(
+                "# Not a member of the probtest workspace that contains this directory.\n\
+                 [workspace]\nmembers = [{}]\nresolver = \"2\"\n",
+                names.join(", ")
+            ),
+        );
+        for (member, metadata, source) in members {
+            let manifest = format!(
+                r#"[package]
+name = "pt-{name}-{member}"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[lib]
+name = "fixture"
+path = "src/lib.rs"
+doctest = false
+
+[dev-dependencies]
+probtest = {{ path = {runtime:?} }}
+
+[package.metadata.probtest]
+{metadata}
+"#,
+                runtime = runtime.to_string_lossy(),
+            );
+            let member_dir = dir.join(member);
+            write_if_changed(&member_dir.join("Cargo.toml"), &manifest);
+            write_if_changed(&member_dir.join("src/lib.rs"), FIXTURE_LIB);
+            write_if_changed(&member_dir.join("tests/evals.rs"), source);
+        }
+        let lock = dir.join("Cargo.lock");
+        if !lock.exists() {
+            std::fs::copy(workspace_root().join("Cargo.lock"), &lock)
+                .expect("copy the workspace's Cargo.lock into the fixture");
+        }
+        Fixture {
+            name: name.to_string(),
+            dir,
+        }
+    }
+}
+
 fn write_if_changed(path: &Path, content: &str) {
     if std::fs::read_to_string(path).is_ok_and(|old| old == content) {
         return;
