@@ -488,18 +488,21 @@ impl ReportFile {
         self.locked(|handles, lock| {
             self.siblings(handles, lock)?;
             let mut described_in_store = false;
-            let result = self.apply_held(handles, change, record_text.clone(), |described| {
+            // Copied only for other paths: a session usually has one.
+            let sibling_text = (!handles.siblings.is_empty()).then(|| record_text.clone());
+            let result = self.apply_held(handles, change, record_text, |described| {
                 let described_now = persist(described)?;
                 described_in_store = described || described_now;
                 Ok(described_now)
             });
             // After this path's change, which wrote the store: a sibling that rebuilds reads it.
             for sibling in &handles.siblings {
+                let record_text = sibling_text.clone().unwrap_or_default();
                 let mut sibling_handles = sibling
                     .handles
                     .lock()
                     .unwrap_or_else(|poison| poison.into_inner());
-                sibling.apply_held(&mut sibling_handles, change, record_text.clone(), |_| {
+                sibling.apply_held(&mut sibling_handles, change, record_text, |_| {
                     Ok(described_in_store)
                 })?;
             }
@@ -1164,6 +1167,7 @@ mod tests {
         assert_eq!(index_of(&b.report).generation, 1);
         a.finish(open, record("classify::c", 1, Outcome::Pass, 0.0, vec![]));
         assert_matches_store(&session, &second);
+        let _ = fs::remove_dir_all(sessions);
     }
 
     #[test]

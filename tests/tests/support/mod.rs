@@ -175,33 +175,15 @@ impl FixtureBuilder {
     /// not rebuild a fixture that did not change since the last run of the suite.
     pub fn build(self) -> Fixture {
         let dir = e2e_root().join(&self.name);
-        let runtime = workspace_root().join("runtime");
-        let mut manifest = format!(
-            r#"[package]
-name = "pt-{name}"
-version = "0.0.0"
-edition = "2021"
-publish = false
-
-# Not a member of the probtest workspace that contains this directory.
-[workspace]
-
-[lib]
-name = "fixture"
-path = "src/lib.rs"
-doctest = false
-
-[dev-dependencies]
-probtest = {{ path = {runtime:?} }}
-tokio = {{ version = "1", features = ["rt", "macros"] }}
-"#,
-            name = self.name,
-            runtime = runtime.to_string_lossy(),
-        );
+        let mut manifest = package_manifest(&format!("pt-{}", self.name));
+        manifest.push_str("tokio = { version = \"1\", features = [\"rt\", \"macros\"] }\n");
         for line in &self.dev_deps {
             manifest.push_str(line);
             manifest.push('\n');
         }
+        manifest.push_str(
+            "\n# Not a member of the probtest workspace that contains this directory.\n[workspace]\n",
+        );
         if let Some(metadata) = &self.metadata {
             manifest.push_str("\n[package.metadata.probtest]\n");
             manifest.push_str(metadata);
@@ -212,12 +194,7 @@ tokio = {{ version = "1", features = ["rt", "macros"] }}
         for (path, source) in &self.files {
             write_if_changed(&dir.join(path), source);
         }
-        // The workspace's lockfile pins the same versions and lets cargo resolve offline.
-        let lock = dir.join("Cargo.lock");
-        if !lock.exists() {
-            std::fs::copy(workspace_root().join("Cargo.lock"), &lock)
-                .expect("copy the workspace's Cargo.lock into the fixture");
-        }
+        copy_lockfile(&dir);
         Fixture {
             name: self.name,
             dir,
@@ -231,7 +208,6 @@ impl Fixture {
     /// `source` as its `tests/evals.rs`. Commands run on the workspace's root manifest.
     pub fn workspace(name: &str, members: &[(&str, &str, &str)]) -> Fixture {
         let dir = e2e_root().join(name);
-        let runtime = workspace_root().join("runtime");
         let names: Vec<String> = members
             .iter()
             .map(|(member, ..)| format!("{member:?}"))
@@ -245,9 +221,29 @@ impl Fixture {
             ),
         );
         for (member, metadata, source) in members {
-            let manifest = format!(
-                r#"[package]
-name = "pt-{name}-{member}"
+            let mut manifest = package_manifest(&format!("pt-{name}-{member}"));
+            manifest.push_str("\n[package.metadata.probtest]\n");
+            manifest.push_str(metadata);
+            manifest.push('\n');
+            let member_dir = dir.join(member);
+            write_if_changed(&member_dir.join("Cargo.toml"), &manifest);
+            write_if_changed(&member_dir.join("src/lib.rs"), FIXTURE_LIB);
+            write_if_changed(&member_dir.join("tests/evals.rs"), source);
+        }
+        copy_lockfile(&dir);
+        Fixture {
+            name: name.to_string(),
+            dir,
+        }
+    }
+}
+
+/// A fixture package's manifest up to its dev-dependencies, probtest the first of them; the
+/// caller appends further dev-dependencies and sections.
+fn package_manifest(package: &str) -> String {
+    format!(
+        r#"[package]
+name = "{package}"
 version = "0.0.0"
 edition = "2021"
 publish = false
@@ -259,26 +255,17 @@ doctest = false
 
 [dev-dependencies]
 probtest = {{ path = {runtime:?} }}
-
-[package.metadata.probtest]
-{metadata}
 "#,
-                runtime = runtime.to_string_lossy(),
-            );
-            let member_dir = dir.join(member);
-            write_if_changed(&member_dir.join("Cargo.toml"), &manifest);
-            write_if_changed(&member_dir.join("src/lib.rs"), FIXTURE_LIB);
-            write_if_changed(&member_dir.join("tests/evals.rs"), source);
-        }
-        let lock = dir.join("Cargo.lock");
-        if !lock.exists() {
-            std::fs::copy(workspace_root().join("Cargo.lock"), &lock)
-                .expect("copy the workspace's Cargo.lock into the fixture");
-        }
-        Fixture {
-            name: name.to_string(),
-            dir,
-        }
+        runtime = workspace_root().join("runtime").to_string_lossy(),
+    )
+}
+
+/// The workspace's lockfile pins the same versions and lets cargo resolve offline.
+fn copy_lockfile(dir: &Path) {
+    let lock = dir.join("Cargo.lock");
+    if !lock.exists() {
+        std::fs::copy(workspace_root().join("Cargo.lock"), &lock)
+            .expect("copy the workspace's Cargo.lock into the fixture");
     }
 }
 
