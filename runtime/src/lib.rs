@@ -167,6 +167,7 @@ mod assertions;
 mod explain;
 mod json;
 mod model;
+mod quantile;
 mod registry;
 mod render;
 mod report_file;

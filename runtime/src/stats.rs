@@ -1,7 +1,7 @@
 //! The statistics that tell signal from noise: intervals on a case's pass probability, gates
 //! that judge a case by its interval, and the pass^k / pass@k metrics.
 //!
-//! Quantiles of the Beta and normal distributions come from `statrs`; `tests/data` holds
+//! Quantiles of the Beta and normal distributions come from `quantile`; `tests/data` holds
 //! reference values computed with scipy and statsmodels (by `scripts/reference_stats.py`) that
 //! the tests check every method against.
 
@@ -9,7 +9,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{Beta, ContinuousCDF, Normal};
+
+use crate::quantile::{beta_quantile as solve_beta_quantile, normal_quantile};
 
 /// How an interval on a pass probability is computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -135,20 +136,17 @@ fn beta_quantile(a: f64, b: f64, p: f64) -> f64 {
     // Closed forms where a shape is 1 (the CDF is x^a, or 1 - (1 - x)^b): the bounds of a case
     // whose runs all passed or all failed, the commonest rows, without the iterative solver.
     if b == 1.0 && a > 0.0 {
-        return p.powf(1.0 / a);
+        return libm::pow(p, 1.0 / a);
     }
     if a == 1.0 && b > 0.0 {
-        return 1.0 - (1.0 - p).powf(1.0 / b);
+        return 1.0 - libm::pow(1.0 - p, 1.0 / b);
     }
-    match Beta::new(a, b) {
-        Ok(beta) => beta.inverse_cdf(p).clamp(0.0, 1.0),
+    if a > 0.0 && b > 0.0 {
+        solve_beta_quantile(a, b, p).clamp(0.0, 1.0)
+    } else {
         // Only reachable with a non-positive shape, which callers never pass.
-        Err(_) => f64::NAN,
+        f64::NAN
     }
-}
-
-fn normal_quantile(p: f64) -> f64 {
-    Normal::standard().inverse_cdf(p)
 }
 
 impl IntervalSpec {
