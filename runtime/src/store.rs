@@ -168,20 +168,36 @@ fn now_nanos() -> u128 {
 /// The target directory a test binary was built in: the nearest ancestor holding cargo's
 /// `CACHEDIR.TAG`, else the directory above the profile directory.
 pub(crate) fn target_dir_of(executable: &Path) -> Option<PathBuf> {
-    if let Some(tagged) = executable
+    tagged_target_dir_of(executable)
+        .or_else(|| profile_dir_of(executable)?.parent().map(Path::to_path_buf))
+}
+
+/// The nearest ancestor of `executable` holding cargo's `CACHEDIR.TAG`. The directory above
+/// the profile directory, where cargo puts the tag, is looked at first: one system call for
+/// the usual layout, in every nextest process.
+pub(crate) fn tagged_target_dir_of(executable: &Path) -> Option<PathBuf> {
+    let tagged = |dir: &Path| dir.join("CACHEDIR.TAG").is_file();
+    if let Some(usual) = profile_dir_of(executable)?
+        .parent()
+        .filter(|dir| tagged(dir))
+    {
+        return Some(usual.to_path_buf());
+    }
+    executable
         .ancestors()
         .skip(1)
-        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
-    {
-        return Some(tagged.to_path_buf());
-    }
+        .find(|dir| tagged(dir))
+        .map(Path::to_path_buf)
+}
+
+/// The profile directory of a test binary (`target/debug` for `target/debug/deps/t-0123`).
+fn profile_dir_of(executable: &Path) -> Option<&Path> {
     let deps = executable.parent()?;
-    let profile = if deps.file_name()? == "deps" {
-        deps.parent()?
+    if deps.file_name()? == "deps" {
+        deps.parent()
     } else {
-        deps
-    };
-    profile.parent().map(Path::to_path_buf)
+        Some(deps)
+    }
 }
 
 /// Where the sessions of a target directory live.
@@ -665,6 +681,7 @@ pub(crate) mod tests {
         let deps = root.join("debug").join("deps");
         fs::create_dir_all(&deps).expect("dirs");
         assert_eq!(target_dir_of(&deps.join("evals-0123")), Some(root.clone()));
+        assert_eq!(tagged_target_dir_of(&deps.join("evals-0123")), None);
         let cross = root
             .join("x86_64-unknown-linux-gnu")
             .join("debug")
@@ -676,6 +693,20 @@ pub(crate) mod tests {
         )
         .expect("tag");
         assert_eq!(target_dir_of(&cross.join("evals-0123")), Some(root.clone()));
+        assert_eq!(target_dir_of(&deps.join("evals-0123")), Some(root.clone()));
+        // The usual place is looked at first; elsewhere, the nearest tag.
+        let nested = root.join("debug").join("CACHEDIR.TAG");
+        fs::write(&nested, "Signature: 8a477f597d28d172789f06886806bc55").expect("tag");
+        assert_eq!(
+            tagged_target_dir_of(&deps.join("evals-0123")),
+            Some(root.clone())
+        );
+        let loose = root.join("debug").join("tools").join("bin");
+        fs::create_dir_all(&loose).expect("dirs");
+        assert_eq!(
+            tagged_target_dir_of(&loose.join("evals-0123")),
+            Some(root.join("debug"))
+        );
         let _ = fs::remove_dir_all(root);
     }
 
