@@ -335,9 +335,10 @@ fn read_at(mut file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize>
 }
 
 /// A whole small file, in one system call when it fits the first buffer: a short read of a
-/// regular file is its end.
+/// regular file is its end. The files read here (the lock, an index, a row state) take a few
+/// hundred bytes; a larger one takes a read per doubling.
 fn read_all(file: &File) -> io::Result<Vec<u8>> {
-    let mut bytes = vec![0; 4096];
+    let mut bytes = vec![0; 1024];
     let mut filled = 0;
     loop {
         let read = read_at(file, &mut bytes[filled..], filled as u64)?;
@@ -717,8 +718,13 @@ impl ReportFile {
                     row.add(record);
                     index.totals.add(record);
                 }
-                let Some(text) = padded(record_text, open.slot.capacity) else {
-                    return Ok(Incremental::Rebuild);
+                // The slot holds the provisional record and spaces: the record is padded over
+                // the provisional one only, not over the whole slot.
+                let provisional_len = open.slot.capacity.saturating_sub(RECORD_SLACK);
+                let cover = provisional_len.max(record_text.len() as u64);
+                let text = match padded(record_text, cover) {
+                    Some(text) if cover <= open.slot.capacity => text,
+                    _ => return Ok(Incremental::Rebuild),
                 };
                 write_at(report, open.slot.offset, text.as_bytes())?;
             }
@@ -794,11 +800,11 @@ impl ReportFile {
     ) -> io::Result<Slot> {
         let separator = if index.record_count == 0 { "\n" } else { ",\n" };
         let offset = index.records_end + separator.len() as u64;
-        let text = padded(text, capacity)
-            .ok_or_else(|| io::Error::other("a record does not fit its own slot"))?;
-        let mut bytes = String::with_capacity(separator.len() + text.len() + TAIL.len());
+        let mut bytes = String::with_capacity(separator.len() + capacity as usize + TAIL.len());
         bytes.push_str(separator);
         bytes.push_str(&text);
+        let mut bytes = padded(bytes, separator.len() as u64 + capacity)
+            .ok_or_else(|| io::Error::other("a record does not fit its own slot"))?;
         bytes.push_str(TAIL);
         write_at(report, index.records_end, bytes.as_bytes())?;
         index.records_end = offset + capacity;
