@@ -1,15 +1,18 @@
 //! JSON written by hand for what every run writes to the session report: its record, its row's
-//! counts and verdict, and the session's totals.
+//! counts and verdict, and the session's totals; and for the store lines every nextest process
+//! writes.
 //!
-//! Test builds compile serde_json without optimizations, and there encoding these took longer
-//! than a short test. The standard library comes precompiled with optimizations, so numbers
-//! go through its formatting. Strings are escaped here, as serde_json escapes them. Usage,
-//! gates, metrics and non-default settings go through serde_json, and only when present. The
-//! tests check
-//! that every form here reads back as the same JSON value that serde_json writes (the texts
-//! differ only in how a large exponent is spelled: `1e21` here, `1e+21` there).
+//! Test builds compile probtest and serde_json without optimizations, and there encoding these
+//! through serde_json took longer than a short test; so did appending them piece by piece to a
+//! `String`, a call chain with debug checks per piece. Each text here is one `format!`: std
+//! comes precompiled with optimizations, and `format!` runs in it from start to end, calling
+//! back here only for strings to escape and numbers JSON cannot hold. Usage, gates, metrics and
+//! non-default settings go through serde_json, and only when present. The tests check that
+//! every form here reads back as the same JSON value that serde_json writes (the texts differ
+//! only in how a large exponent is spelled: `1e21` here, `1e+21` there).
 
-use std::fmt::Write as _;
+use std::borrow::Cow;
+use std::fmt;
 use std::io;
 
 use serde::Serialize;
@@ -17,54 +20,14 @@ use serde::Serialize;
 use crate::model::{Aggregate, CaseInfo, Record, Row, Totals};
 use crate::stats::StatsConfig;
 
-/// A JSON text being written.
-pub(crate) struct JsonText(String);
+/// A JSON string, escaped as serde_json escapes it, quotes included.
+struct Str<'a>(&'a str);
 
-impl JsonText {
-    pub(crate) fn with_capacity(capacity: usize) -> JsonText {
-        JsonText(String::with_capacity(capacity))
-    }
-
-    pub(crate) fn into_string(self) -> String {
-        self.0
-    }
-
-    fn raw(&mut self, text: &str) -> &mut JsonText {
-        self.0.push_str(text);
-        self
-    }
-
-    /// A key with its punctuation, spelled out by the caller (`,"fails":`): one copy.
-    fn key(&mut self, key: &'static str) -> &mut JsonText {
-        self.0.push_str(key);
-        self
-    }
-
-    fn i64(&mut self, value: i64) -> &mut JsonText {
-        let _ = write!(self.0, "{value}");
-        self
-    }
-
-    fn u64(&mut self, value: u64) -> &mut JsonText {
-        let _ = write!(self.0, "{value}");
-        self
-    }
-
-    /// The shortest text that reads back as `value` (`0.5`, `1e-7`), or `null` for a value
-    /// JSON cannot hold, as serde_json writes it.
-    fn f64(&mut self, value: f64) -> &mut JsonText {
-        if value.is_finite() {
-            let _ = write!(self.0, "{value:?}");
-        } else {
-            self.0.push_str("null");
-        }
-        self
-    }
-
-    /// A string, escaped as serde_json escapes it.
-    fn string(&mut self, text: &str) -> &mut JsonText {
-        self.0.push('"');
+impl fmt::Display for Str<'_> {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.0;
         let bytes = text.as_bytes();
+        out.write_str("\"")?;
         let mut plain_from = 0;
         // An index loop: iterator adapters cost several calls a byte in unoptimized builds.
         let mut at = 0;
@@ -82,148 +45,130 @@ impl JsonText {
                 0..=0x1f => "",
                 _ => continue,
             };
-            self.0.push_str(&text[plain_from..at - 1]);
+            out.write_str(&text[plain_from..at - 1])?;
             plain_from = at;
             if escape.is_empty() {
-                let _ = write!(self.0, "\\u{:04x}", byte);
+                write!(out, "\\u{byte:04x}")?;
             } else {
-                self.0.push_str(escape);
+                out.write_str(escape)?;
             }
         }
-        self.0.push_str(&text[plain_from..]);
-        self.0.push('"');
-        self
+        out.write_str(&text[plain_from..])?;
+        out.write_str("\"")
     }
+}
 
-    /// A name known to need no escaping, such as an enum variant's.
-    fn name(&mut self, name: &'static str) -> &mut JsonText {
-        self.0.push('"');
-        self.0.push_str(name);
-        self.0.push('"');
-        self
-    }
+/// An optional string: the string, or `null`.
+struct OptionalStr<'a>(Option<&'a str>);
 
-    fn optional_string(&mut self, text: Option<&str>) -> &mut JsonText {
-        match text {
-            Some(text) => self.string(text),
-            None => self.raw("null"),
+impl fmt::Display for OptionalStr<'_> {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(text) => Str(text).fmt(out),
+            None => out.write_str("null"),
         }
     }
+}
 
-    /// The object's opening counts, shared by rows and totals: passes, fails, errors, the
-    /// runs counted (under the key each gives) and the pass rate.
-    fn counts(
-        &mut self,
-        [passes, fails, errors]: [u64; 3],
-        counted: (&'static str, u64),
-        rate: f64,
-    ) {
-        self.key("{\"passes\":").u64(passes);
-        self.key(",\"fails\":").u64(fails);
-        self.key(",\"errors\":").u64(errors);
-        self.key(counted.0).u64(counted.1);
-        self.key(",\"pass_rate\":").f64(rate);
-    }
+/// A number: the shortest text that reads back as it (`0.5`, `1e-7`), or `null` for a value
+/// JSON cannot hold, as serde_json writes it.
+struct Num(f64);
 
-    /// A value through serde_json: unit enum variants, and what is usually empty.
-    fn serde<T: Serialize + ?Sized>(&mut self, value: &T) -> io::Result<&mut JsonText> {
-        let text = serde_json::to_string(value).map_err(io::Error::other)?;
-        self.0.push_str(&text);
-        Ok(self)
-    }
-
-    /// `empty` when the value is empty (without calling serde_json), else the value.
-    fn serde_or<T: Serialize + ?Sized>(
-        &mut self,
-        value: &T,
-        is_empty: bool,
-        empty: &str,
-    ) -> io::Result<&mut JsonText> {
-        if is_empty {
-            Ok(self.raw(empty))
+impl fmt::Display for Num {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_finite() {
+            fmt::Debug::fmt(&self.0, out)
         } else {
-            self.serde(value)
+            out.write_str("null")
         }
+    }
+}
+
+/// A value through serde_json: unit enum variants, and what is usually empty.
+fn serde<T: Serialize + ?Sized>(value: &T) -> io::Result<String> {
+    serde_json::to_string(value).map_err(io::Error::other)
+}
+
+/// `empty` when the value is empty (without calling serde_json), else the value.
+fn serde_or<'a, T: Serialize + ?Sized>(
+    value: &T,
+    is_empty: bool,
+    empty: &'a str,
+) -> io::Result<Cow<'a, str>> {
+    if is_empty {
+        Ok(Cow::Borrowed(empty))
+    } else {
+        serde(value).map(Cow::Owned)
     }
 }
 
 /// A JSON string of `text`, quotes included.
 pub(crate) fn quoted(text: &str) -> String {
-    let mut json = JsonText::with_capacity(text.len() + 2);
-    json.string(text);
-    json.into_string()
+    Str(text).to_string()
 }
 
 /// A record, as `serde_json::to_string(record)` writes it, up to number spelling.
 pub(crate) fn record(record: &Record) -> io::Result<String> {
-    let mut json = JsonText::with_capacity(256);
-    json.key("{\"case\":").string(&record.case);
-    json.key(",\"package\":").string(&record.package);
-    json.key(",\"module\":").string(&record.module);
-    json.key(",\"run\":").u64(u64::from(record.run));
-    json.key(",\"attempt\":").u64(u64::from(record.attempt));
-    json.key(",\"outcome\":").name(record.outcome.name());
-    json.key(",\"message\":")
-        .optional_string(record.message.as_deref());
-    json.key(",\"location\":")
-        .optional_string(record.location.as_deref());
-    json.key(",\"elapsed\":").f64(record.elapsed);
-    json.key(",\"cost\":").f64(record.cost);
-    json.key(",\"usage\":")
-        .serde_or(&record.usage, record.usage.is_empty(), "[]")?;
-    json.raw("}");
-    Ok(json.into_string())
+    let usage = serde_or(&record.usage, record.usage.is_empty(), "[]")?;
+    Ok(format!(
+        "{{\"case\":{},\"package\":{},\"module\":{},\"run\":{},\"attempt\":{},\"outcome\":\"{}\",\
+         \"message\":{},\"location\":{},\"elapsed\":{},\"cost\":{},\"usage\":{usage}}}",
+        Str(&record.case),
+        Str(&record.package),
+        Str(&record.module),
+        record.run,
+        record.attempt,
+        record.outcome.name(),
+        OptionalStr(record.message.as_deref()),
+        OptionalStr(record.location.as_deref()),
+        Num(record.elapsed),
+        Num(record.cost),
+    ))
 }
 
 /// What follows a row's case fields: `"passes":…}`, as serde_json writes the rest of the row.
 pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
-    let mut json = JsonText::with_capacity(320);
-    json.counts(
-        [row.passes, row.fails, row.errors],
-        (",\"total\":", row.total),
-        row.pass_rate,
+    let usage = serde_or(&row.usage, row.usage.is_empty(), "{}")?;
+    let gate = serde_or(&row.gate, row.gate.is_none(), "null")?;
+    let metrics = serde_or(&row.metrics, row.metrics.is_empty(), "{}")?;
+    let counts = format!(
+        "\"passes\":{},\"fails\":{},\"errors\":{},\"total\":{},\"pass_rate\":{},\"status\":\"{}\",\
+         \"cost\":{},\"usage\":{usage},\"ci\":",
+        row.passes,
+        row.fails,
+        row.errors,
+        row.total,
+        Num(row.pass_rate),
+        row.status.name(),
+        Num(row.cost),
     );
-    json.key(",\"status\":").name(row.status.name());
-    json.key(",\"cost\":").f64(row.cost);
-    json.key(",\"usage\":")
-        .serde_or(&row.usage, row.usage.is_empty(), "{}")?;
-    json.key(",\"ci\":");
-    match &row.ci {
-        Some(ci) => {
-            json.key("{\"method\":").name(ci.method.name());
-            json.key(",\"level\":").f64(ci.level);
-            json.key(",\"low\":").f64(ci.low);
-            json.key(",\"high\":").f64(ci.high);
-            json.raw("}");
-        }
-        None => {
-            json.raw("null");
-        }
-    }
-    json.key(",\"gate\":")
-        .serde_or(&row.gate, row.gate.is_none(), "null")?;
-    json.key(",\"metrics\":")
-        .serde_or(&row.metrics, row.metrics.is_empty(), "{}")?;
-    json.raw("}");
-    let mut text = json.into_string();
-    text.remove(0);
-    Ok(text)
+    Ok(match &row.ci {
+        Some(ci) => format!(
+            "{counts}{{\"method\":\"{}\",\"level\":{},\"low\":{},\"high\":{}}},\"gate\":{gate},\
+             \"metrics\":{metrics}}}",
+            ci.method.name(),
+            Num(ci.level),
+            Num(ci.low),
+            Num(ci.high),
+        ),
+        None => format!("{counts}null,\"gate\":{gate},\"metrics\":{metrics}}}"),
+    })
 }
 
 /// Totals, as `serde_json::to_string(totals)` writes them, up to number spelling.
 pub(crate) fn totals(totals: &Totals) -> io::Result<String> {
-    let mut json = JsonText::with_capacity(200);
-    json.counts(
-        [totals.passes, totals.fails, totals.errors],
-        (",\"count\":", totals.count),
-        totals.pass_rate,
-    );
-    json.key(",\"cost\":").f64(totals.cost);
-    json.key(",\"usage\":")
-        .serde_or(&totals.usage, totals.usage.is_empty(), "{}")?;
-    json.key(",\"retries\":").u64(totals.retries);
-    json.raw("}");
-    Ok(json.into_string())
+    let usage = serde_or(&totals.usage, totals.usage.is_empty(), "{}")?;
+    Ok(format!(
+        "{{\"passes\":{},\"fails\":{},\"errors\":{},\"count\":{},\"pass_rate\":{},\"cost\":{},\
+         \"usage\":{usage},\"retries\":{}}}",
+        totals.passes,
+        totals.fails,
+        totals.errors,
+        totals.count,
+        Num(totals.pass_rate),
+        Num(totals.cost),
+        totals.retries,
+    ))
 }
 
 /// What the session report's head slot holds, the fields that change with any run:
@@ -235,15 +180,13 @@ pub(crate) fn head(
     aggregates: &[Aggregate],
     warnings: &[String],
 ) -> io::Result<String> {
-    let mut json = JsonText::with_capacity(320);
-    json.key("\"runs\":").u64(u64::from(runs));
-    json.key(",\"exit_status\":").i64(i64::from(exit_status));
-    json.key(",\"totals\":").raw(&self::totals(totals)?);
-    json.key(",\"aggregates\":")
-        .serde_or(aggregates, aggregates.is_empty(), "[]")?;
-    json.key(",\"warnings\":")
-        .serde_or(warnings, warnings.is_empty(), "[]")?;
-    Ok(json.into_string())
+    let totals = self::totals(totals)?;
+    let aggregates = serde_or(aggregates, aggregates.is_empty(), "[]")?;
+    let warnings = serde_or(warnings, warnings.is_empty(), "[]")?;
+    Ok(format!(
+        "\"runs\":{runs},\"exit_status\":{exit_status},\"totals\":{totals},\
+         \"aggregates\":{aggregates},\"warnings\":{warnings}"
+    ))
 }
 
 /// The store line a process starts with (`store::Line::Process`), as serde_json writes it:
@@ -255,45 +198,55 @@ pub(crate) fn process_line(
     report: Option<&str>,
     stats: &StatsConfig,
 ) -> io::Result<String> {
-    let mut json = JsonText::with_capacity(128);
-    json.key("{\"t\":\"process\",\"proc\":").string(proc);
-    json.key(",\"per_test\":")
-        .raw(if per_test { "true" } else { "false" });
-    json.key(",\"report\":").optional_string(report);
-    if *stats != StatsConfig::default() {
-        json.key(",\"stats\":").serde(stats)?;
+    let stats = if *stats == StatsConfig::default() {
+        String::new()
+    } else {
+        format!(",\"stats\":{}", serde(stats)?)
+    };
+    Ok(format!(
+        "{{\"t\":\"process\",\"proc\":{},\"per_test\":{per_test},\"report\":{}{stats}}}",
+        Str(proc),
+        OptionalStr(report),
+    ))
+}
+
+/// A case's parameters as a JSON object.
+struct Params<'a>(&'a [(String, String)]);
+
+impl fmt::Display for Params<'_> {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        out.write_str("{")?;
+        for (position, (name, value)) in self.0.iter().enumerate() {
+            if position > 0 {
+                out.write_str(",")?;
+            }
+            write!(out, "{}:{}", Str(name), Str(value))?;
+        }
+        out.write_str("}")
     }
-    json.raw("}");
-    Ok(json.into_string())
 }
 
 /// The store line describing a case (`store::Line::Case`), as serde_json writes it: a nextest
 /// process describes the case it runs, so every process writes one.
 pub(crate) fn case_line(info: &CaseInfo) -> io::Result<String> {
-    let mut json = JsonText::with_capacity(256);
-    json.key("{\"t\":\"case\",\"info\":{\"case\":")
-        .string(&info.case);
-    json.key(",\"package\":").string(&info.package);
-    json.key(",\"module\":").string(&info.module);
-    json.key(",\"function\":").string(&info.function);
-    json.key(",\"case_id\":").string(&info.case_id);
-    json.key(",\"file\":").string(&info.file);
-    json.key(",\"line\":").u64(u64::from(info.line));
-    json.key(",\"index\":").u64(u64::from(info.index));
-    json.key(",\"runs\":").u64(u64::from(info.runs));
-    json.key(",\"params\":{");
-    for (position, (name, value)) in info.params.0.iter().enumerate() {
-        if position > 0 {
-            json.raw(",");
-        }
-        json.string(name).raw(":").string(value);
-    }
-    json.raw("}");
-    if let Some(gate) = &info.gate {
-        json.key(",\"gate_spec\":").serde(gate)?;
-    }
-    json.raw("}}");
-    Ok(json.into_string())
+    let gate = match &info.gate {
+        Some(gate) => format!(",\"gate_spec\":{}", serde(gate)?),
+        None => String::new(),
+    };
+    Ok(format!(
+        "{{\"t\":\"case\",\"info\":{{\"case\":{},\"package\":{},\"module\":{},\"function\":{},\
+         \"case_id\":{},\"file\":{},\"line\":{},\"index\":{},\"runs\":{},\"params\":{}{gate}}}}}",
+        Str(&info.case),
+        Str(&info.package),
+        Str(&info.module),
+        Str(&info.function),
+        Str(&info.case_id),
+        Str(&info.file),
+        info.line,
+        info.index,
+        info.runs,
+        Params(&info.params.0),
+    ))
 }
 
 #[cfg(test)]
