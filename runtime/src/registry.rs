@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, Once, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use crate::model::{CaseInfo, OrderedMap};
 use crate::runner::panic_message;
@@ -326,10 +326,6 @@ fn in_scope(module: &str, scope: &str) -> bool {
 
 #[doc(hidden)]
 pub fn register_bench(bench: &'static Bench) {
-    static EXIT_HOOK: Once = Once::new();
-    // Registering here rather than through a link section guarantees that the exit hook is
-    // linked whenever a bench function is.
-    EXIT_HOOK.call_once(crate::session::register_exit_hook);
     registry().benches.push(bench);
 }
 

@@ -121,6 +121,10 @@ fn warn_once(what: &str, error: &io::Error) {
 
 /// Notes a run as started; returns the ticket that [`finished`] takes.
 pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
+    // At the first run: a process that runs nothing has nothing to do at exit, and its start-up
+    // (every bench registers itself) stays a push per bench.
+    static EXIT_HOOK: std::sync::Once = std::sync::Once::new();
+    EXIT_HOOK.call_once(register_exit_hook);
     let settings = settings::get(&case.bench.config);
     let (ticket, first_of_case) = {
         let mut process = process();
@@ -317,7 +321,7 @@ fn take_records() -> (Vec<CaseInfo>, Vec<Record>) {
     )
 }
 
-pub(crate) fn register_exit_hook() {
+fn register_exit_hook() {
     // SAFETY: `on_exit` only touches probtest's own statics and runs its work on a fresh
     // thread, so it does not depend on the exiting thread's thread-locals.
     #[allow(unsafe_code)]
