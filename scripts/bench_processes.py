@@ -84,6 +84,14 @@ def main():
     devnull = os.open(os.devnull, os.O_WRONLY)
     times = {name: [] for name, *_ in kinds}
     stamp = time.time_ns()
+    # Binaries just written by the linker are dirty in the page cache until written back, and
+    # run slower meanwhile: flush them, then run each once before timing.
+    os.sync()
+    for name, binary, names, record in kinds:
+        env = dict(base, NEXTEST_RUN_ID=f"bench-{name}-{stamp}-warmup")
+        if record:
+            env["PROB_JSON"] = os.path.join(out_dir, f"bench-{name}-{stamp}-warmup.json")
+        run_once(binary, names[0], env, devnull)
     for turn in range(processes):
         rotation = turn % len(kinds)
         for name, binary, names, record in kinds[rotation:] + kinds[:rotation]:
