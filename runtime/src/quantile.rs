@@ -73,15 +73,35 @@ fn beta_cdf(a: f64, b: f64, ln_beta: f64, x: f64) -> f64 {
 
 /// The density of Beta(a, b) at `x`, given `ln B(a, b)`.
 fn beta_density(a: f64, b: f64, ln_beta: f64, x: f64) -> f64 {
-    libm::exp((a - 1.0) * libm::log(x) + (b - 1.0) * libm::log1p(-x) - ln_beta)
+    libm::exp(ln_front(a - 1.0, b - 1.0, ln_beta, x))
 }
 
-/// The `p` quantile of Beta(a, b), for shapes above zero and `p` strictly between 0 and 1.
+/// The `p` quantile of Beta(a, b), with the degenerate ends handled exactly; NaN for a shape
+/// that is not above zero, which callers never pass.
 pub(crate) fn beta_quantile(a: f64, b: f64, p: f64) -> f64 {
+    if p <= 0.0 {
+        return 0.0;
+    }
+    if p >= 1.0 {
+        return 1.0;
+    }
+    if !(a > 0.0 && b > 0.0) {
+        return f64::NAN;
+    }
+    // Closed forms where a shape is 1 (the CDF is x^a, or 1 - (1 - x)^b): the bounds of a case
+    // whose runs all passed or all failed, the commonest rows, without the iterative solver.
+    if b == 1.0 {
+        return libm::pow(p, 1.0 / a);
+    }
+    if a == 1.0 {
+        // 1 - (1 - p)^(1/b), without the cancellation that costs small quantiles their digits.
+        return -libm::expm1(libm::log1p(-p) / b);
+    }
     let ln_beta = ln_beta(a, b);
     invert(p, 0.0, 1.0, a / (a + b), |x| {
         (beta_cdf(a, b, ln_beta, x), beta_density(a, b, ln_beta, x))
     })
+    .clamp(0.0, 1.0)
 }
 
 /// The `p` quantile of the standard normal distribution, for `p` strictly between 0 and 1.

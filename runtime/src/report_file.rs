@@ -724,9 +724,11 @@ impl ReportFile {
                 // the provisional one only, not over the whole slot.
                 let provisional_len = open.slot.capacity.saturating_sub(RECORD_SLACK);
                 let cover = provisional_len.max(record_text.len() as u64);
-                let text = match padded(record_text, cover) {
-                    Some(text) if cover <= open.slot.capacity => text,
-                    _ => return Ok(Incremental::Rebuild),
+                if cover > open.slot.capacity {
+                    return Ok(Incremental::Rebuild);
+                }
+                let Some(text) = padded(record_text, cover) else {
+                    return Ok(Incremental::Rebuild);
                 };
                 write_at(report, open.slot.offset, text.as_bytes())?;
             }

@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::quantile::{beta_quantile as solve_beta_quantile, normal_quantile};
+use crate::quantile::{beta_quantile, normal_quantile};
 
 /// How an interval on a pass probability is computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -122,30 +122,6 @@ pub fn parse_level(text: &str) -> Result<f64, String> {
         Err(format!(
             "expected a number strictly between 0 and 1, got `{text}`"
         ))
-    }
-}
-
-/// The `p` quantile of Beta(a, b), with the degenerate ends handled exactly.
-fn beta_quantile(a: f64, b: f64, p: f64) -> f64 {
-    if p <= 0.0 {
-        return 0.0;
-    }
-    if p >= 1.0 {
-        return 1.0;
-    }
-    // Closed forms where a shape is 1 (the CDF is x^a, or 1 - (1 - x)^b): the bounds of a case
-    // whose runs all passed or all failed, the commonest rows, without the iterative solver.
-    if b == 1.0 && a > 0.0 {
-        return libm::pow(p, 1.0 / a);
-    }
-    if a == 1.0 && b > 0.0 {
-        return 1.0 - libm::pow(1.0 - p, 1.0 / b);
-    }
-    if a > 0.0 && b > 0.0 {
-        solve_beta_quantile(a, b, p).clamp(0.0, 1.0)
-    } else {
-        // Only reachable with a non-positive shape, which callers never pass.
-        f64::NAN
     }
 }
 

@@ -106,11 +106,10 @@ pub fn sanitize_key(key: &str) -> String {
         let kept = c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-';
         cleaned.push(if kept { c } else { '_' });
     }
-    match cleaned.bytes().position(|byte| byte != b'.') {
-        Some(0) => cleaned,
-        Some(first) => cleaned.split_off(first),
-        None => String::new(),
+    if cleaned.starts_with('.') {
+        cleaned = cleaned.trim_start_matches('.').to_string();
     }
+    cleaned
 }
 
 /// The key of the session this process belongs to.
@@ -178,16 +177,14 @@ pub(crate) fn target_dir_of(executable: &Path) -> Option<PathBuf> {
 /// the usual layout, in every nextest process.
 pub(crate) fn tagged_target_dir_of(executable: &Path) -> Option<PathBuf> {
     let tagged = |dir: &Path| dir.join("CACHEDIR.TAG").is_file();
-    if let Some(usual) = profile_dir_of(executable)?
-        .parent()
-        .filter(|dir| tagged(dir))
-    {
+    let usual = profile_dir_of(executable)?.parent();
+    if let Some(usual) = usual.filter(|dir| tagged(dir)) {
         return Some(usual.to_path_buf());
     }
     executable
         .ancestors()
         .skip(1)
-        .find(|dir| tagged(dir))
+        .find(|&dir| Some(dir) != usual && tagged(dir))
         .map(Path::to_path_buf)
 }
 
