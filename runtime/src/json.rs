@@ -210,6 +210,38 @@ pub(crate) fn process_line(
     ))
 }
 
+/// A run's start line (`store::Line::Start`), with a newline before it, from the case's
+/// identity fields already escaped (`store::identity_fragment`): every run writes one.
+pub(crate) fn start_line(proc: &str, seq: u64, identity: &str, run: u32, attempt: u32) -> String {
+    format!(
+        "\n{{\"t\":\"start\",\"proc\":{},\"seq\":{seq},{identity},\"run\":{run},\"attempt\":{attempt}}}",
+        Str(proc)
+    )
+}
+
+/// A run's end line (`store::Line::End`), with a newline before it: every run writes one.
+/// The message, location and usage are left out when there are none.
+pub(crate) fn end_line(proc: &str, seq: u64, record: &Record) -> io::Result<String> {
+    let optional = |key: &str, text: &Option<String>| match text {
+        Some(text) => format!(",\"{key}\":{}", Str(text)),
+        None => String::new(),
+    };
+    let usage = if record.usage.is_empty() {
+        String::new()
+    } else {
+        format!(",\"usage\":{}", serde(&record.usage)?)
+    };
+    Ok(format!(
+        "\n{{\"t\":\"end\",\"proc\":{},\"seq\":{seq},\"outcome\":\"{}\",\"elapsed\":{},\"cost\":{}{}{}{usage}}}",
+        Str(proc),
+        record.outcome.name(),
+        Num(record.elapsed),
+        Num(record.cost),
+        optional("message", &record.message),
+        optional("location", &record.location),
+    ))
+}
+
 /// A case's parameters as a JSON object.
 struct Params<'a>(&'a [(String, String)]);
 

@@ -545,9 +545,8 @@ impl ProcessFile {
             .unwrap_or_else(|poison| poison.into_inner())
     }
 
-    /// Appends a run's start line. Formatted by hand from the case's escaped `identity` (see
-    /// [`identity_fragment`]): every run writes one, and the generic serializer costs more than
-    /// a short test in the unoptimized builds tests run in.
+    /// Appends a run's start line, from the case's escaped `identity` (see
+    /// [`identity_fragment`]).
     pub(crate) fn append_start(
         &self,
         seq: u64,
@@ -555,40 +554,14 @@ impl ProcessFile {
         run: u32,
         attempt: u32,
     ) -> io::Result<()> {
-        use std::fmt::Write as _;
-        let mut line = String::with_capacity(96 + identity.len());
-        let _ = write!(
-            line,
-            "\n{{\"t\":\"start\",\"proc\":\"{}\",\"seq\":{seq},{identity},\"run\":{run},\"attempt\":{attempt}}}",
-            self.proc_id
-        );
+        let line = crate::json::start_line(&self.proc_id, seq, identity, run, attempt);
         self.write_line(line.as_bytes())
     }
 
-    /// Appends a run's end line, by hand for a plain run (see [`ProcessFile::append_start`]);
-    /// messages and usage go through the serializer.
+    /// Appends a run's end line.
     pub(crate) fn append_end(&self, seq: u64, record: &Record) -> io::Result<()> {
-        use std::fmt::Write as _;
-        let outcome = record.outcome.name();
-        let mut line = String::with_capacity(128);
-        let _ = write!(
-            line,
-            "\n{{\"t\":\"end\",\"proc\":\"{}\",\"seq\":{seq},\"outcome\":\"{outcome}\",\"elapsed\":{:?},\"cost\":{:?}",
-            self.proc_id, record.elapsed, record.cost
-        );
-        let mut bytes = line.into_bytes();
-        for (name, value) in [("message", &record.message), ("location", &record.location)] {
-            if let Some(text) = value {
-                bytes.extend_from_slice(format!(",\"{name}\":").as_bytes());
-                serde_json::to_writer(&mut bytes, text).map_err(io::Error::other)?;
-            }
-        }
-        if !record.usage.is_empty() {
-            bytes.extend_from_slice(b",\"usage\":");
-            serde_json::to_writer(&mut bytes, &record.usage).map_err(io::Error::other)?;
-        }
-        bytes.push(b'}');
-        self.write_line(&bytes)
+        let line = crate::json::end_line(&self.proc_id, seq, record)?;
+        self.write_line(line.as_bytes())
     }
 
     fn write_line(&self, bytes: &[u8]) -> io::Result<()> {
