@@ -85,8 +85,17 @@ def main():
     times = {name: [] for name, *_ in kinds}
     stamp = time.time_ns()
     # Binaries just written by the linker are dirty in the page cache until written back, and
-    # run slower meanwhile: flush them, then run each once before timing.
+    # run slower meanwhile: flush them. How a binary's pages sit in the page cache depends on how
+    # it got there (written by the linker, copied, read back), and that alone moved one binary's
+    # time per process by 100 us or more: drop the cache where allowed, so that every kind is
+    # read back from disk the same way, then run each once before timing.
     os.sync()
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as knob:
+            knob.write("3\n")
+    except OSError as error:
+        print(f"bench_processes: page cache not dropped ({error.strerror}); kinds built at "
+              "different times may differ by how their pages are cached", file=sys.stderr)
     for name, binary, names, record in kinds:
         env = dict(base, NEXTEST_RUN_ID=f"bench-{name}-{stamp}-warmup")
         if record:

@@ -281,12 +281,9 @@ fn data_module(
                 ::probtest::__private::Config::new(#json, #delay, #root, &[#(#entries),*]),
                 #gate,
             );
-            ::probtest::__private::ctor::declarative::ctor! {
-                #[ctor(unsafe, anonymous)]
-                fn register() {
-                    ::probtest::__private::register_bench(&BENCH);
-                }
-            }
+            #[::probtest::__private::linkme::distributed_slice(::probtest::__private::BENCHES)]
+            #[linkme(crate = ::probtest::__private::linkme)]
+            static LISTED: &::probtest::__private::Bench = &BENCH;
             #(#cases)*
         }
     }

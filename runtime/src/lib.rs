@@ -218,10 +218,11 @@ pub use probtest_macros::teardown;
 /// What generated code calls. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::registry::{register_bench, register_hook, Bench, Case, Config, Hook};
+    pub use crate::registry::{register_hook, Bench, Case, Config, Hook, BENCHES};
     pub use crate::runner::{run, run_async, BenchReturn};
     pub use crate::usage::fields;
     pub use ctor;
+    pub use linkme;
 
     /// Cases and records shaped like a real session's, for benchmarks of report building and
     /// rendering.

@@ -1,5 +1,5 @@
-//! What generated code registers before `main`: bench functions, their cases, and the setup and
-//! teardown hooks of their modules.
+//! What generated code registers: bench functions and their cases (listed by the linker), and
+//! the setup and teardown hooks of their modules (registered before `main`).
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -296,16 +296,24 @@ struct HookEntry {
     finished_runs: u64,
 }
 
+/// Every `#[probability]` function of the binary, whether or not it runs.
+///
+/// Only teardowns need the list (a teardown runs after the last run of its module), yet a
+/// constructor per bench would run in every process: under nextest, one process per run, so
+/// registering at start-up costs the number of benches in the binary at every run, a session
+/// quadratic in its size. The linker assembles this slice instead, and start-up does nothing.
+#[doc(hidden)]
+#[linkme::distributed_slice]
+pub static BENCHES: [&'static Bench];
+
 #[derive(Default)]
 struct Registry {
-    benches: Vec<&'static Bench>,
     hooks: Vec<HookEntry>,
     /// The result of each bench's module setups, by the bench's address, from its first run.
     setups: BTreeMap<usize, Result<(), String>>,
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
-    benches: Vec::new(),
     hooks: Vec::new(),
     setups: BTreeMap::new(),
 });
@@ -322,11 +330,6 @@ fn in_scope(module: &str, scope: &str) -> bool {
         || module
             .strip_prefix(scope)
             .is_some_and(|rest| rest.starts_with("::"))
-}
-
-#[doc(hidden)]
-pub fn register_bench(bench: &'static Bench) {
-    registry().benches.push(bench);
 }
 
 #[doc(hidden)]
@@ -381,8 +384,7 @@ pub(crate) fn run_finished(bench: &'static Bench) {
         return;
     }
     let mut registry = registry();
-    let Registry { benches, hooks, .. } = &mut *registry;
-    for entry in hooks.iter_mut() {
+    for entry in registry.hooks.iter_mut() {
         if entry.hook.kind != HookKind::Teardown
             || entry.done.is_some()
             || !in_scope(bench.module(), entry.hook.module)
@@ -390,7 +392,7 @@ pub(crate) fn run_finished(bench: &'static Bench) {
             continue;
         }
         entry.finished_runs += 1;
-        let expected: u64 = benches
+        let expected: u64 = BENCHES
             .iter()
             .filter(|b| in_scope(b.module(), entry.hook.module))
             .map(|b| b.total_runs())
