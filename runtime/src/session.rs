@@ -122,7 +122,7 @@ fn warn_once(what: &str, error: &io::Error) {
 /// Notes a run as started; returns the ticket that [`finished`] takes.
 pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
     // At the first run: a process that runs nothing has nothing to do at exit, and its start-up
-    // (every bench registers itself) stays a push per bench.
+    // runs no probtest code at all.
     static EXIT_HOOK: std::sync::Once = std::sync::Once::new();
     EXIT_HOOK.call_once(register_exit_hook);
     let settings = settings::get(&case.bench.config);
