@@ -294,6 +294,8 @@ struct HookEntry {
     done: Option<Result<(), String>>,
     /// Teardown only: runs finished in its scope so far.
     finished_runs: u64,
+    /// Teardown only: the runs its scope holds in this binary, counted at its first finished run.
+    scope_runs: Option<u64>,
 }
 
 /// Every `#[probability]` function of the binary, whether or not it runs.
@@ -341,6 +343,7 @@ pub fn register_hook(hook: Hook) {
         hook,
         done: None,
         finished_runs: 0,
+        scope_runs: None,
     });
 }
 
@@ -392,11 +395,14 @@ pub(crate) fn run_finished(bench: &'static Bench) {
             continue;
         }
         entry.finished_runs += 1;
-        let expected: u64 = BENCHES
-            .iter()
-            .filter(|b| in_scope(b.module(), entry.hook.module))
-            .map(|b| b.total_runs())
-            .sum();
+        let scope = entry.hook.module;
+        let expected = *entry.scope_runs.get_or_insert_with(|| {
+            BENCHES
+                .iter()
+                .filter(|b| in_scope(b.module(), scope))
+                .map(|b| b.total_runs())
+                .sum()
+        });
         if entry.finished_runs >= expected {
             entry.done = Some(Ok(()));
             report_teardown(&entry.hook);
