@@ -163,30 +163,25 @@
 
 extern crate self as probtest;
 
-mod assertions;
-mod explain;
-mod json;
+// The layers, bottom to top; each imports only from the layers below it (see ARCHITECTURE.md,
+// and `tests/layers.rs`, which fails on an upward import).
+mod format;
+mod harness;
 mod model;
-mod quantile;
-mod registry;
 mod render;
-mod report_file;
-mod report_state;
-mod runner;
-mod session;
-mod settings;
-pub mod stats;
-mod status;
 pub mod store;
-mod usage;
+mod types;
 
-pub use model::{CaseInfo, OrderedMap, Record, Report, Row, Totals, UsageTotals, SCHEMA_VERSION};
-pub use render::{color_enabled, summary, Options as RenderOptions};
-pub use status::{status_text, Outcome, Status};
-pub use usage::{
+pub use harness::recording::{
     current_run, record_cost, record_usage, try_record_cost, try_record_usage, RecordError,
-    RunHandle, TokenUsage,
+    RunHandle,
 };
+pub use model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
+pub use render::{color_enabled, summary, Options as RenderOptions};
+pub use types::ordered_map::OrderedMap;
+pub use types::stats;
+pub use types::status::{status_text, Outcome, Status};
+pub use types::usage::{TokenUsage, UsageTotals};
 
 /// Turns one function into per-case, per-run test items; see the [crate documentation](crate).
 pub use probtest_macros::probability;
@@ -218,9 +213,9 @@ pub use probtest_macros::teardown;
 /// What generated code calls. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::registry::{register_hook, Bench, Case, Config, Hook, BENCHES};
-    pub use crate::runner::{run, run_async, BenchReturn};
-    pub use crate::usage::fields;
+    pub use crate::harness::recording::fields;
+    pub use crate::harness::registry::{register_hook, Bench, Case, Config, Hook, BENCHES};
+    pub use crate::harness::runner::{run, run_async, BenchReturn};
     pub use ctor;
     pub use linkme;
 
@@ -235,6 +230,6 @@ pub mod __private {
 
     /// probtest's versions of std's assertion macros.
     pub mod assertions {
-        pub use crate::assertions::*;
+        pub use crate::harness::assertions::*;
     }
 }

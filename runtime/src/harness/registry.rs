@@ -6,10 +6,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use crate::model::{CaseInfo, OrderedMap};
-use crate::runner::panic_message;
-use crate::stats::GateSpec;
-use crate::status::Outcome;
+use crate::harness::runner::panic_message;
+use crate::model::CaseInfo;
+use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::GateSpec;
+use crate::types::status::Outcome;
 
 /// A `#[probability]` function, as a static in generated code.
 ///

@@ -1,11 +1,14 @@
 //! The `probability: explained` section (`PROB_EXPLAIN=1`): every gated case and every row that
 //! did not pass all its runs, read in plain language with a next step.
+//!
+//! Layer: render. Imports `crate::types` and `crate::model` only.
 
 use std::fmt::Write;
 
 use crate::model::{Report, Row};
-use crate::render::{bar_text, bound_percent, percent_text, rule};
-use crate::stats::{ErrorPolicy, GateResult, IntervalSpec, Rule, StatsConfig, Verdict};
+use crate::render::text::{bar_text, bound_percent, rule};
+use crate::types::stats::percent_text;
+use crate::types::stats::{ErrorPolicy, GateResult, IntervalSpec, Rule, StatsConfig, Verdict};
 
 /// Appends the section to `out`; nothing when no row needs explaining.
 pub(crate) fn section(report: &Report, out: &mut String) {
@@ -156,7 +159,9 @@ fn explain_gate(row: &Row, gate: &GateResult, config: &StatsConfig, text: &mut S
             );
         }
     }
-    if gate.verdict == Verdict::Undecided && config.undecided == crate::stats::Undecided::Pass {
+    if gate.verdict == Verdict::Undecided
+        && config.undecided == crate::types::stats::Undecided::Pass
+    {
         text.push_str(" (PROB_UNDECIDED=pass: this verdict does not fail the session.)");
     }
 }
@@ -177,7 +182,7 @@ pub(crate) fn runs_to_settle(
     if (rate - bar).abs() < 1e-12 {
         return None;
     }
-    crate::stats::smallest_runs(sample, |n| {
+    crate::types::stats::smallest_runs(sample, |n| {
         let expected = (rate * n as f64).round() as u64;
         spec.interval(expected.min(n), n)
             .is_some_and(|interval| interval.low > bar || interval.high < bar)

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::registry::Config;
-use crate::stats::{self, ErrorPolicy, Metric, Prior, StatsConfig, Undecided};
+use crate::harness::registry::Config;
+use crate::types::stats::{self, ErrorPolicy, Metric, Prior, StatsConfig, Undecided};
 
 /// Settings of this process.
 #[derive(Clone, Debug, PartialEq)]

@@ -26,76 +26,20 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) mod atomic;
+pub(crate) mod live;
+
+pub(crate) use crate::format::store_lines::identity_fragment;
+use crate::format::store_lines::Line;
+pub(crate) use crate::model::record::died_record;
 use crate::model::{CaseInfo, Record};
-use crate::stats::StatsConfig;
-use crate::status::Outcome;
-use crate::usage::TokenUsage;
+use crate::types::stats::StatsConfig;
 
 /// Sessions kept in the store; older ones are pruned when a new one starts.
 pub const KEEP_SESSIONS: usize = 20;
 
 /// The message of a run that started and never reported.
-pub const DIED_MESSAGE: &str = "the test process died before the run finished";
-
-/// One line of the session file. Written from borrowed data (every run writes two), read back
-/// owned.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "t", rename_all = "lowercase")]
-pub(crate) enum Line<'a> {
-    /// A process joins the session: whether it runs one test (nextest) or many (libtest), and
-    /// the session report it keeps, as the user named it.
-    Process {
-        proc: Cow<'a, str>,
-        per_test: bool,
-        #[serde(default)]
-        report: Option<Cow<'a, str>>,
-        /// The statistics settings the process judges with; left out when they are the
-        /// defaults.
-        #[serde(default, skip_serializing_if = "is_default_stats")]
-        stats: Cow<'a, StatsConfig>,
-    },
-    /// A case a process runs, written before its first start.
-    Case { info: Cow<'a, CaseInfo> },
-    /// A run is about to execute; `seq` numbers the runs of process `proc`.
-    Start {
-        proc: Cow<'a, str>,
-        seq: u64,
-        package: Cow<'a, str>,
-        module: Cow<'a, str>,
-        case: Cow<'a, str>,
-        run: u32,
-        attempt: u32,
-    },
-    /// The run `seq` of process `proc` finished; who and which run it was is on its start.
-    End {
-        proc: Cow<'a, str>,
-        seq: u64,
-        outcome: Outcome,
-        #[serde(default)]
-        message: Option<Cow<'a, str>>,
-        #[serde(default)]
-        location: Option<Cow<'a, str>>,
-        elapsed: f64,
-        cost: f64,
-        #[serde(default)]
-        usage: Cow<'a, [TokenUsage]>,
-    },
-}
-
-fn is_default_stats(stats: &impl std::ops::Deref<Target = StatsConfig>) -> bool {
-    **stats == StatsConfig::default()
-}
-
-/// The identity fields of a start line, escaped once per case: every run writes them.
-pub(crate) fn identity_fragment(package: &str, module: &str, case: &str) -> String {
-    use crate::json::quoted;
-    format!(
-        "\"package\":{},\"module\":{},\"case\":{}",
-        quoted(package),
-        quoted(module),
-        quoted(case)
-    )
-}
+pub use crate::model::record::DIED_MESSAGE;
 
 /// The file name of a session key: anything but letters, digits, `.`, `_` and `-` becomes `_`.
 pub fn sanitize_key(key: &str) -> String {
@@ -388,29 +332,6 @@ impl Session {
     }
 }
 
-/// The record of a run that started and never finished.
-pub(crate) fn died_record(
-    package: Cow<'static, str>,
-    module: Cow<'static, str>,
-    case: Cow<'static, str>,
-    run: u32,
-    attempt: u32,
-) -> Record {
-    Record {
-        case,
-        package,
-        module,
-        run,
-        attempt,
-        outcome: Outcome::Error,
-        message: Some(DIED_MESSAGE.to_string()),
-        location: None,
-        elapsed: 0.0,
-        cost: 0.0,
-        usage: Vec::new(),
-    }
-}
-
 fn list_sessions(sessions_dir: &Path) -> io::Result<Vec<(u128, Session)>> {
     let entries = match fs::read_dir(sessions_dir) {
         Ok(entries) => entries,
@@ -499,7 +420,12 @@ impl ProcessFile {
             proc_id: format!("{}-{}", std::process::id(), now_nanos()),
             lock_lines: per_test,
         };
-        let line = crate::json::process_line(&process.proc_id, per_test, report.as_deref(), stats)?;
+        let line = crate::format::store_lines::process_line(
+            &process.proc_id,
+            per_test,
+            report.as_deref(),
+            stats,
+        )?;
         process.queue_text(&line);
         Ok(process)
     }
@@ -528,7 +454,7 @@ impl ProcessFile {
 
     /// Holds back the line describing a case, written by hand: every nextest process writes one.
     pub(crate) fn queue_case(&self, info: &CaseInfo) -> io::Result<()> {
-        self.queue_text(&crate::json::case_line(info)?);
+        self.queue_text(&crate::format::store_lines::case_line(info)?);
         Ok(())
     }
 
@@ -554,13 +480,14 @@ impl ProcessFile {
         run: u32,
         attempt: u32,
     ) -> io::Result<()> {
-        let line = crate::json::start_line(&self.proc_id, seq, identity, run, attempt);
+        let line =
+            crate::format::store_lines::start_line(&self.proc_id, seq, identity, run, attempt);
         self.write_line(line.as_bytes())
     }
 
     /// Appends a run's end line.
     pub(crate) fn append_end(&self, seq: u64, record: &Record) -> io::Result<()> {
-        let line = crate::json::end_line(&self.proc_id, seq, record)?;
+        let line = crate::format::store_lines::end_line(&self.proc_id, seq, record)?;
         self.write_line(line.as_bytes())
     }
 
@@ -587,7 +514,8 @@ impl ProcessFile {
 pub(crate) mod tests {
     use super::*;
     use crate::model::tests::{info, record};
-    use crate::usage::TokenUsage;
+    use crate::types::status::Outcome;
+    use crate::types::usage::TokenUsage;
 
     pub(crate) fn temp_sessions(name: &str) -> PathBuf {
         let dir =

@@ -1,15 +1,15 @@
 //! The `probability` terminal summary, rendered from a [`Report`]. The same function serves the
 //! exit hook and any tool that renders a stored report.
+//!
+//! Layer: render. Imports `crate::types` and `crate::model` only.
 
 use std::fmt::Write;
 use std::io::IsTerminal;
 
-use crate::model::{OrderedMap, Report, Row, UsageTotals};
-use crate::stats::{ErrorPolicy, GateResult, Rule, Verdict};
-use crate::status::Color;
-
-/// Width of the rule line, as pytest draws it.
-const RULE_WIDTH: usize = 80;
+use crate::model::{Report, Row};
+use crate::render::text::{bar_text, bound_percent, model_name, money, paint, rule, token_text};
+use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::{ErrorPolicy, GateResult, Verdict};
 
 /// How to render the summary.
 #[derive(Clone, Copy, Debug, Default)]
@@ -31,65 +31,6 @@ pub fn color_enabled() -> bool {
         return false;
     }
     std::io::stdout().is_terminal()
-}
-
-fn paint(text: &str, color: Color, enabled: bool) -> String {
-    if !enabled || text.is_empty() {
-        return text.to_string();
-    }
-    let code = match color {
-        Color::Green => "32",
-        Color::Yellow => "33",
-        Color::Red => "31",
-    };
-    format!("\x1b[{code}m{text}\x1b[0m")
-}
-
-/// The rule line with a centred title, 80 columns wide.
-pub(crate) fn rule(title: &str) -> String {
-    let side = (RULE_WIDTH.saturating_sub(title.len() + 2) / 2).max(1);
-    let mut line = format!("{} {title} {}", "=".repeat(side), "=".repeat(side));
-    if line.len() < RULE_WIDTH {
-        line.push('=');
-    }
-    line
-}
-
-/// `1234567` as `1,234,567`.
-pub(crate) fn thousands(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
-fn money(amount: f64) -> String {
-    format!("${amount:.4}")
-}
-
-fn model_name(model: &str) -> &str {
-    if model.is_empty() {
-        "(unnamed)"
-    } else {
-        model
-    }
-}
-
-fn token_text(usage: &UsageTotals) -> String {
-    let mut text = format!(
-        "{} in / {} out",
-        thousands(usage.input_tokens),
-        thousands(usage.output_tokens)
-    );
-    if usage.cached_input_tokens > 0 {
-        let _ = write!(text, " / {} cached", thousands(usage.cached_input_tokens));
-    }
-    text
 }
 
 /// Renders the `probability` section; empty when the report has no rows.
@@ -222,7 +163,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
     gates_block(report, intervals.as_ref(), &mut out);
     metrics_block(report, &mut out);
     if report.stats_config.explain {
-        crate::explain::section(report, &mut out);
+        crate::render::explain::section(report, &mut out);
     } else if report
         .rows
         .iter()
@@ -234,26 +175,6 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         );
     }
     out
-}
-
-/// A bound as a whole percent, rounded half up; 0% and 100% only for bounds exactly 0 or 1, so
-/// that a bound of 99.7% never reads as certainty.
-pub(crate) fn bound_percent(value: f64) -> String {
-    let percent = (value * 100.0 + 0.5).floor() as i64;
-    let percent = if value > 0.0 && percent <= 0 {
-        1
-    } else if value < 1.0 && percent >= 100 {
-        99
-    } else {
-        percent
-    };
-    format!("{percent}%")
-}
-
-/// A confidence level as a percent without trailing zeros: 0.95 as `95`, 0.999 as `99.9`.
-pub(crate) fn percent_text(level: f64) -> String {
-    let text = format!("{:.4}", level * 100.0);
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The interval column: `[35%,  93%]`, low and high right-aligned separately; blank for a row
@@ -268,7 +189,7 @@ impl IntervalColumn {
         if !report.stats_config.intervals || !report.rows.iter().any(|row| row.total > 1) {
             return None;
         }
-        let bounds = |pick: fn(&crate::stats::Interval) -> f64| {
+        let bounds = |pick: fn(&crate::types::stats::Interval) -> f64| {
             report
                 .rows
                 .iter()
@@ -298,14 +219,6 @@ impl IntervalColumn {
             (Some(ci), true) => self.text(ci.low, ci.high),
             _ => " ".repeat(self.low_width + self.high_width + 4),
         }
-    }
-}
-
-/// `min_rate 0.9` or `min_passes 19`.
-pub(crate) fn bar_text(rule: Rule) -> String {
-    match rule {
-        Rule::MinRate(bar) => format!("min_rate {bar}"),
-        Rule::MinPasses(bar) => format!("min_passes {bar}"),
     }
 }
 
@@ -420,8 +333,10 @@ fn metrics_block(report: &Report, out: &mut String) {
 mod tests {
     use super::*;
     use crate::model::tests::record;
-    use crate::status::Outcome;
-    use crate::usage::TokenUsage;
+    use crate::render::text::thousands;
+    use crate::types::stats::percent_text;
+    use crate::types::status::Outcome;
+    use crate::types::usage::TokenUsage;
 
     fn usage(model: &str, input: u64, output: u64, cached: u64, cost: f64) -> TokenUsage {
         TokenUsage {
@@ -542,7 +457,7 @@ mod tests {
 
     #[test]
     fn gates_metrics_and_explanations() {
-        use crate::stats::{ErrorPolicy, GateSpec, Metric, Rule, StatsConfig};
+        use crate::types::stats::{ErrorPolicy, GateSpec, Metric, Rule, StatsConfig};
         let gated = |rule| GateSpec {
             rule,
             method: None,
@@ -615,6 +530,21 @@ mod tests {
         assert_eq!(bound_percent(1.0), "100%");
         assert_eq!(percent_text(0.95), "95");
         assert_eq!(percent_text(0.999), "99.9");
+    }
+
+    #[test]
+    fn retries_are_said_to_be_left_out() {
+        let mut retry = record("classify::a", 1, Outcome::Pass, 0.5, vec![]);
+        retry.attempt = 2;
+        let report = crate::model::tests::build(vec![
+            record("classify::a", 1, Outcome::Fail, 0.0, vec![]),
+            retry,
+        ]);
+        let text = summary(&report, &Options::default());
+        assert!(
+            text.contains("Overall: 0/1 passed (0%), 1 retry not counted"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -15,7 +15,9 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{CaseInfo, OrderedMap, Totals, UsageTotals};
+use crate::model::{CaseInfo, Totals};
+use crate::types::ordered_map::OrderedMap;
+use crate::types::usage::UsageTotals;
 
 const INDEX_MAGIC: &[u8; 4] = b"PTI2";
 const ROW_MAGIC: &[u8; 4] = b"PTR2";

@@ -4,39 +4,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
-use crate::runner::{self, RunState};
-
-/// Token accounting for one model's calls within a run.
-///
-/// Entries recorded in one run aggregate per `model`; the summary prints one `Tokens` line per
-/// model and the report keeps every entry.
-///
-/// ```
-/// let usage = probtest::TokenUsage {
-///     model: "m-small".into(),
-///     input_tokens: 1_200,
-///     output_tokens: 80,
-///     ..Default::default()
-/// };
-/// assert_eq!(usage.cached_input_tokens, 0);
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct TokenUsage {
-    /// The model's name; entries aggregate by it.
-    pub model: String,
-    /// Tokens sent to the model (the prompt).
-    pub input_tokens: u64,
-    /// Tokens the model produced.
-    pub output_tokens: u64,
-    /// Input tokens served from the provider's prompt cache (part of `input_tokens`).
-    pub cached_input_tokens: u64,
-    /// What the calls cost, in your currency of account.
-    pub cost: f64,
-}
+use crate::harness::runner::{self, RunState};
+use crate::types::usage::TokenUsage;
 
 /// Why a usage or cost could not be recorded.
 #[derive(Clone, Debug, PartialEq)]

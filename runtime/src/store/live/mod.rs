@@ -41,15 +41,18 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 #[cfg(not(unix))]
 use std::io::{Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
-use crate::model::{
-    infeasible, rfc3339_now, Aggregate, CaseInfo, OrderedMap, Record, Report, Row, SCHEMA_VERSION,
-};
-use crate::report_state::{FunctionSums, Index, OpenRun, RowState, Slot, DIRTY};
-use crate::stats::StatsConfig;
+pub(crate) mod state;
+
+use crate::model::{infeasible, Aggregate, CaseInfo, Record, Report, Row, SCHEMA_VERSION};
+use crate::store::atomic::write_atomically;
+use crate::store::live::state::{FunctionSums, Index, OpenRun, RowState, Slot, DIRTY};
 use crate::store::Session;
+use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::StatsConfig;
+use crate::types::time::rfc3339_now;
 
 /// Extra room in a provisional record's slot for the finished record's message and usage.
 const RECORD_SLACK: u64 = 2048;
@@ -484,7 +487,7 @@ impl ReportFile {
         persist: impl FnOnce(bool) -> io::Result<bool>,
     ) -> io::Result<()> {
         // Written before taking the lock: other processes wait for it.
-        let record_text = crate::json::record(match change {
+        let record_text = crate::format::report::record(match change {
             Change::Start { provisional, .. } => provisional,
             Change::Finish { record, .. } => record,
         })?;
@@ -745,7 +748,7 @@ impl ReportFile {
         let Some(tail) = padded(tail, tail_slot.capacity) else {
             return Ok(Incremental::Rebuild);
         };
-        let head = crate::json::head(
+        let head = crate::format::report::head(
             index.runs,
             i32::from(index.failing_rows > 0),
             &index.totals,
@@ -840,12 +843,12 @@ impl ReportFile {
 
         let mut text = format!(
             "{{\"schema\":{SCHEMA_VERSION},\"tool\":\"probtest\",\"version\":{},\"created\":{},\"session\":{},\"stats_config\":{},\n",
-            crate::json::quoted(env!("CARGO_PKG_VERSION")),
-            crate::json::quoted(&created),
-            crate::json::quoted(self.session.key()),
+            crate::format::escape::quoted(env!("CARGO_PKG_VERSION")),
+            crate::format::escape::quoted(&created),
+            crate::format::escape::quoted(self.session.key()),
             serde_json::to_string(&self.stats).map_err(io::Error::other)?,
         );
-        let head = crate::json::head(
+        let head = crate::format::report::head(
             report.runs,
             report.exit_status,
             &report.totals,
@@ -883,7 +886,7 @@ impl ReportFile {
         text.push_str("\n],\"records\":[");
         for (position, (record, open)) in report.records.iter().zip(open).enumerate() {
             text.push_str(if position == 0 { "\n" } else { ",\n" });
-            let record_text = crate::json::record(record)?;
+            let record_text = crate::format::report::record(record)?;
             let offset = text.len() as u64;
             match open {
                 Some((proc, seq)) => {
@@ -961,33 +964,20 @@ fn function_sums(rows: &[Row], config: &StatsConfig) -> Vec<FunctionSums> {
     functions
 }
 
-/// Writes `bytes` to a temporary file beside `path`, then renames it into place.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent)?;
-    }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report.json".into());
-    let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    fs::write(&temp, bytes)?;
-    fs::rename(&temp, path).inspect_err(|_| {
-        let _ = fs::remove_file(&temp);
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::borrow::Cow;
+    use std::path::Path;
 
+    use crate::format::store_lines::Line;
+    use crate::model::record::died_record;
     use crate::model::tests::{info, record};
     use crate::model::Totals;
-    use crate::status::Outcome;
     use crate::store::tests::{start_line, temp_sessions};
-    use crate::store::{died_record, Line, ProcessFile};
-    use crate::usage::TokenUsage;
+    use crate::store::ProcessFile;
+    use crate::types::status::Outcome;
+    use crate::types::usage::TokenUsage;
 
     struct Harness {
         process: ProcessFile,
@@ -1216,7 +1206,7 @@ mod tests {
             report.totals.usage.get("m").map(|u| u.input_tokens),
             Some(7)
         );
-        assert_eq!(report.rows[0].status, crate::status::Status::Pass);
+        assert_eq!(report.rows[0].status, crate::types::status::Status::Pass);
         assert_matches_store(&session, &path);
         let _ = fs::remove_dir_all(sessions);
     }
@@ -1265,7 +1255,7 @@ mod tests {
 
     #[test]
     fn verdicts_metrics_and_means_stay_current_run_by_run() {
-        use crate::stats::Metric;
+        use crate::types::stats::Metric;
         let sessions = temp_sessions("judged");
         let session = Session::new(&sessions, "s");
         let path = sessions.join("report.json");

@@ -7,14 +7,16 @@ use std::io;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::model::{CaseInfo, OrderedMap, Record, Report, UsageTotals};
-use crate::registry::{self, Case};
+use crate::harness::registry::{self, Case};
+use crate::harness::settings::{self, Settings};
+use crate::model::{CaseInfo, Record, Report};
 use crate::render;
-use crate::report_file::{Change, ReportFile};
-use crate::settings::{self, Settings};
-use crate::status::Outcome;
+use crate::store::live::{Change, ReportFile};
 use crate::store::{self, ProcessFile, Session, DIED_MESSAGE};
-use crate::usage::TokenUsage;
+use crate::types::ordered_map::OrderedMap;
+use crate::types::status::Outcome;
+use crate::types::usage::TokenUsage;
+use crate::types::usage::UsageTotals;
 
 /// How a run ended, as the runner reports it.
 pub(crate) struct Ending {

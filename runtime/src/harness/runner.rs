@@ -11,12 +11,13 @@ use std::sync::{Arc, Mutex, MutexGuard, Once};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use crate::registry::{self, Case};
-use crate::session::{self, Ending};
-use crate::settings;
-use crate::stats::ErrorPolicy;
-use crate::status::Outcome;
-use crate::usage::{RecordError, TokenUsage};
+use crate::harness::recorder::{self, Ending};
+use crate::harness::recording::RecordError;
+use crate::harness::registry::{self, Case};
+use crate::harness::settings;
+use crate::types::stats::ErrorPolicy;
+use crate::types::status::Outcome;
+use crate::types::usage::TokenUsage;
 
 /// What a bench function may return: `()` or `Result<(), E: Debug>`.
 #[doc(hidden)]
@@ -186,7 +187,7 @@ enum Failure {
 impl Active {
     fn start(case: &'static Case, run: u32) -> Result<Active, String> {
         install_panic_hook();
-        let ticket = session::started(case, run);
+        let ticket = recorder::started(case, run);
         let state = Arc::new(RunState::default());
         let active = Active {
             case,
@@ -199,7 +200,7 @@ impl Active {
         let ready = match &settings.problem {
             Some(problem) => Err(problem.clone()),
             None => {
-                registry::ensure_setup(case.bench).map(|()| session::space_start(settings.delay))
+                registry::ensure_setup(case.bench).map(|()| recorder::space_start(settings.delay))
             }
         };
         match ready {
@@ -304,7 +305,7 @@ impl Active {
             data.finished = true;
             (std::mem::take(&mut data.usage), data.cost)
         };
-        session::finished(
+        recorder::finished(
             self.ticket,
             self.case,
             self.run,

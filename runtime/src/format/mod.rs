@@ -1,0 +1,12 @@
+//! Every on-disk JSON shape, each owned by one module: the report ([`report`]), the session
+//! store's lines ([`store_lines`]), and the reading of the peer's reports. serde reads them and
+//! is the oracle of the fast writers that every run calls.
+//!
+//! Layer: format. May import `crate::types` and `crate::model`; never `render`, `store` or
+//! `harness`.
+
+pub(crate) mod escape;
+pub(crate) mod report;
+pub(crate) mod store_lines;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,312 @@
+//! The fast writers read back as the same JSON values that serde writes.
+
+use crate::format::escape::quoted;
+use crate::format::report::{self, head, row_tail, totals};
+use crate::format::store_lines::{case_line, process_line};
+use crate::model::tests::record as sample_record;
+use crate::model::tests::{build, info, record};
+use crate::model::Report;
+use crate::model::{CaseInfo, Record, Totals};
+use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::{GateSpec, Method, Metric, Rule, StatsConfig};
+use crate::types::status::Outcome;
+use crate::types::usage::TokenUsage;
+
+fn usage(model: &str) -> TokenUsage {
+    TokenUsage {
+        model: model.into(),
+        input_tokens: 1200,
+        output_tokens: 34,
+        cached_input_tokens: 5,
+        cost: 0.000_012_5,
+    }
+}
+
+/// Two JSON texts hold the same value.
+fn assert_same_json(ours: &str, serde: &str) {
+    let parse = |text: &str| {
+        serde_json::from_str::<serde_json::Value>(text)
+            .unwrap_or_else(|error| panic!("not JSON ({error}): {text}"))
+    };
+    assert_eq!(parse(ours), parse(serde), "\n ours: {ours}\nserde: {serde}");
+}
+
+/// Records with every field set and unset, odd strings and awkward numbers.
+fn records() -> Vec<Record> {
+    let mut records = vec![
+        sample_record("classify::plain", 1, Outcome::Pass, 0.0, vec![]),
+        sample_record("classify::b", 2, Outcome::Fail, 1e-7, vec![usage("m")]),
+        sample_record(
+            "classify::\"quoted\" \\ tab\t é ✓",
+            3,
+            Outcome::Error,
+            12345.678,
+            vec![usage("gpt \"4\""), usage("other")],
+        ),
+    ];
+    records[1].message = Some("assertion `left == right` failed\n  left: 1".into());
+    records[1].location = Some("tests/evals.rs:10:5".into());
+    records[1].elapsed = 1.5e-9;
+    records[2].attempt = 2;
+    records[2].elapsed = 3.0;
+    records[0].elapsed = 0.1 + 0.2;
+    records[0].cost = 1e21;
+    records
+}
+
+#[test]
+fn records_read_as_serde_writes_them() {
+    for record in records() {
+        let expected = serde_json::to_string(&record).expect("serde writes it");
+        assert_same_json(&report::record(&record).expect("written"), &expected);
+    }
+}
+
+#[test]
+fn row_tails_and_totals_read_as_serde_writes_them() {
+    for method in [Method::Exact, Method::Wilson, Method::Bayes] {
+        let mut stats = StatsConfig {
+            min_rate: Some(0.5),
+            metrics: vec![Metric::PassAll(2), Metric::PassAny(2)],
+            ..StatsConfig::default()
+        };
+        stats.interval.method = method;
+        let records = records();
+        let mut infos: Vec<_> = records.iter().map(|r| info(&r.case)).collect();
+        infos[0].gate = Some(GateSpec {
+            rule: Rule::MinPasses(1),
+            method: None,
+            level: None,
+            prior: None,
+        });
+        let report = Report::build(infos, records, &stats);
+        for row in &report.rows {
+            let whole = serde_json::to_string(row).expect("serde writes it");
+            let parts = row.info.row_prefix().expect("prefix") + &row_tail(row).expect("tail");
+            assert_same_json(&parts, &whole);
+        }
+        let expected = serde_json::to_string(&report.totals).expect("serde writes it");
+        assert_same_json(&totals(&report.totals).expect("written"), &expected);
+    }
+    let empty = Totals {
+        usage: OrderedMap::default(),
+        ..Totals::default()
+    };
+    assert_same_json(
+        &totals(&empty).expect("written"),
+        &serde_json::to_string(&empty).expect("serde writes it"),
+    );
+}
+
+#[test]
+fn the_head_holds_the_reports_changing_fields() {
+    let stats = StatsConfig {
+        metrics: vec![Metric::PassAll(2)],
+        ..StatsConfig::default()
+    };
+    let records = records();
+    let infos: Vec<_> = records.iter().map(|r| info(&r.case)).collect();
+    let mut report = Report::build(infos, records, &stats);
+    report.warnings = vec!["a \"quoted\" warning".into()];
+    assert!(!report.aggregates.is_empty());
+    for (aggregates, warnings) in [
+        (&report.aggregates[..], &report.warnings[..]),
+        (&[][..], &[][..]),
+    ] {
+        let head = head(10, 1, &report.totals, aggregates, warnings).expect("written");
+        let expected = serde_json::json!({
+            "runs": 10,
+            "exit_status": 1,
+            "totals": report.totals,
+            "aggregates": aggregates,
+            "warnings": warnings,
+        });
+        assert_same_json(&format!("{{{head}}}"), &expected.to_string());
+    }
+}
+
+#[test]
+fn strings_are_escaped_as_serde_escapes_them() {
+    let every_ascii: String = (0u8..=0x7f).map(char::from).collect();
+    for text in [
+        "",
+        "plain",
+        "é ✓ \u{2028}",
+        "\"\\\"",
+        "\u{7f}\u{0}x",
+        &every_ascii,
+    ] {
+        assert_eq!(
+            quoted(text),
+            serde_json::to_string(text).expect("serde writes it")
+        );
+    }
+}
+
+#[test]
+fn process_lines_read_as_serde_writes_them() {
+    use crate::format::store_lines::Line;
+    use std::borrow::Cow;
+    let judging = StatsConfig {
+        min_rate: Some(0.8),
+        ..StatsConfig::default()
+    };
+    for stats in [StatsConfig::default(), judging] {
+        for report in [None, Some("out/report \"1\".json")] {
+            for per_test in [true, false] {
+                let ours = process_line("123-456", per_test, report, &stats).expect("written");
+                let line = Line::Process {
+                    proc: Cow::Borrowed("123-456"),
+                    per_test,
+                    report: report.map(Cow::Borrowed),
+                    stats: Cow::Borrowed(&stats),
+                };
+                let expected = serde_json::to_string(&line).expect("serde writes it");
+                assert_same_json(&ours, &expected);
+            }
+        }
+    }
+}
+
+#[test]
+fn case_lines_read_as_serde_writes_them() {
+    use crate::format::store_lines::Line;
+    use std::borrow::Cow;
+    let plain = info("classify::plain");
+    let mut odd = info("classify::\"odd\" ✓");
+    odd.params = OrderedMap(vec![
+        ("prompt".into(), "\"say \\\"hi\\\"\"\n".into()),
+        ("n".into(), "3".into()),
+    ]);
+    odd.gate = Some(GateSpec {
+        rule: Rule::MinRate(0.8),
+        method: Some(Method::Wilson),
+        level: Some(0.9),
+        prior: None,
+    });
+    for info in [plain, odd] {
+        let ours = case_line(&info).expect("written");
+        let expected = serde_json::to_string(&Line::Case {
+            info: Cow::Borrowed(&info),
+        })
+        .expect("serde writes it");
+        assert_same_json(&ours, &expected);
+    }
+}
+
+#[test]
+fn numbers_json_cannot_hold_are_null() {
+    let mut record = sample_record("classify::a", 1, Outcome::Pass, f64::NAN, vec![]);
+    record.elapsed = f64::INFINITY;
+    assert_same_json(
+        &report::record(&record).expect("written"),
+        &serde_json::to_string(&record).expect("serde writes it"),
+    );
+}
+
+#[test]
+fn a_row_is_its_case_prefix_followed_by_its_tail() {
+    use crate::types::stats::Metric;
+    let usage = TokenUsage {
+        model: "gpt \"mini\"".into(),
+        input_tokens: 12,
+        cost: 0.25,
+        ..Default::default()
+    };
+    let mut records = vec![
+        record("classify::\"quoted\" é", 1, Outcome::Pass, 0.5, vec![usage]),
+        record("classify::\"quoted\" é", 2, Outcome::Fail, 0.0, vec![]),
+    ];
+    records.push(record("plain", 1, Outcome::Error, 0.0, vec![]));
+    let stats = StatsConfig {
+        min_rate: Some(0.5),
+        metrics: vec![Metric::PassAll(2)],
+        ..StatsConfig::default()
+    };
+    let mut infos: Vec<CaseInfo> = records.iter().map(|r| info(&r.case)).collect();
+    for info in infos.iter_mut().filter(|info| info.case != "plain") {
+        info.gate = Some(GateSpec {
+            rule: Rule::MinPasses(1),
+            method: None,
+            level: Some(0.9),
+            prior: None,
+        });
+    }
+    let report = Report::build(infos, records, &stats);
+    assert!(report.rows.iter().any(|row| row.info.gate.is_some()));
+    for row in &report.rows {
+        let whole: serde_json::Value = serde_json::to_value(row).expect("row serializes");
+        let parts = row.info.row_prefix().expect("prefix") + &row.tail_json().expect("tail");
+        let parts: serde_json::Value = serde_json::from_str(&parts).expect("parts are JSON");
+        assert_eq!(parts, whole);
+    }
+}
+
+#[test]
+fn only_probtest_reports_of_a_known_schema_are_read() {
+    let report = build(vec![record("classify::a", 1, Outcome::Pass, 0.0, vec![])]);
+    let text = serde_json::to_string(&report).expect("serializes");
+    assert_eq!(Report::from_json(&text), Ok(report));
+    let newer = text.replacen("\"schema\":1", "\"schema\":99", 1);
+    assert_eq!(
+        Report::from_json(&newer).unwrap_err(),
+        "written by a newer probtest (report schema 99; this version reads up to 1)"
+    );
+    assert!(Report::from_json("{\"rows\": []}")
+        .unwrap_err()
+        .starts_with("not a probtest report"));
+    assert!(Report::from_json("[1, 2")
+        .unwrap_err()
+        .starts_with("not valid JSON"));
+    let partial = r#"{"tool": "probtest", "schema": 1}"#;
+    assert!(Report::from_json(partial)
+        .unwrap_err()
+        .starts_with("not a complete probtest report"));
+}
+
+#[test]
+fn json_round_trips_and_keeps_the_peer_field_names() {
+    let usage = TokenUsage {
+        model: "m-small".into(),
+        input_tokens: 5,
+        cost: 0.25,
+        ..Default::default()
+    };
+    let report = build(vec![record(
+        "classify::a",
+        1,
+        Outcome::Pass,
+        0.25,
+        vec![usage],
+    )]);
+    let json = serde_json::to_value(&report).expect("serializes");
+    for key in [
+        "schema",
+        "created",
+        "runs",
+        "exit_status",
+        "totals",
+        "rows",
+        "records",
+    ] {
+        assert!(json.get(key).is_some(), "missing {key}");
+    }
+    for key in [
+        "case",
+        "passes",
+        "fails",
+        "errors",
+        "total",
+        "pass_rate",
+        "status",
+        "cost",
+        "usage",
+        "params",
+    ] {
+        assert!(json["rows"][0].get(key).is_some(), "missing rows[].{key}");
+    }
+    assert_eq!(json["totals"]["usage"]["m-small"]["input_tokens"], 5);
+    assert_eq!(json["rows"][0]["params"]["text"], "\"a\"");
+    let back: Report = serde_json::from_value(json).expect("deserializes");
+    assert_eq!(back, report);
+}

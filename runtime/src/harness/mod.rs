@@ -1,0 +1,12 @@
+//! What runs inside a test binary: the registry of benches and hooks, the runner that executes
+//! one run, the public recording API, this process's recorder, and the settings.
+//!
+//! Layer: harness, the top. May import every layer below: `types`, `model`, `format`, `render`,
+//! `store`.
+
+pub(crate) mod assertions;
+pub(crate) mod recorder;
+pub(crate) mod recording;
+pub(crate) mod registry;
+pub(crate) mod runner;
+pub(crate) mod settings;

@@ -1,0 +1,114 @@
+//! Who a case is: its description as the store and the report carry it, its gate, and the
+//! warning for a gate its runs cannot satisfy.
+//!
+//! Layer: model. Imports only `crate::types`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::record::Record;
+use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::{percent_text, GateSpec, Rule, StatsConfig};
+
+/// Who a case is: where its function lives and which values it runs with.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CaseInfo {
+    /// The row id: `<short>::<case-id>`, or the short name for an unparametrized function.
+    pub case: String,
+    /// The package the function belongs to.
+    pub package: String,
+    /// The module path the function is written in.
+    pub module: String,
+    /// The bench function's full name.
+    pub function: String,
+    /// The case id alone, without the function's short name.
+    pub case_id: String,
+    /// The source file, as `file!()` gives it.
+    pub file: String,
+    /// The line of the function's name.
+    pub line: u32,
+    /// The case's position among its function's cases.
+    pub index: u32,
+    /// Runs configured for the case.
+    pub runs: u32,
+    /// Each argument's value as written in `params(...)`.
+    pub params: OrderedMap<String>,
+    /// The case's own gate, from its attribute (a row's `gate` holds the verdict).
+    #[serde(default, rename = "gate_spec", skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateSpec>,
+}
+
+/// A case's own gate, else the session's `min_rate` for every case without one.
+pub(crate) fn effective_gate(own: Option<GateSpec>, config: &StatsConfig) -> Option<GateSpec> {
+    own.or_else(|| {
+        config.min_rate.map(|bar| GateSpec {
+            rule: Rule::MinRate(bar),
+            method: None,
+            level: None,
+            prior: None,
+        })
+    })
+}
+
+impl CaseInfo {
+    /// What identifies a case across processes and reports: package, module and row id.
+    pub fn key(&self) -> (&str, &str, &str) {
+        (&self.package, &self.module, &self.case)
+    }
+
+    /// Source order: package, module, line, function, then the case's position.
+    pub(crate) fn order_key(&self) -> (&str, &str, u32, &str, u32, &str) {
+        (
+            &self.package,
+            &self.module,
+            self.line,
+            &self.function,
+            self.index,
+            &self.case,
+        )
+    }
+
+    /// The stand-in for a record whose case is not described anywhere.
+    pub(crate) fn unknown(record: &Record) -> CaseInfo {
+        CaseInfo {
+            case: record.case.to_string(),
+            package: record.package.to_string(),
+            module: record.module.to_string(),
+            function: String::new(),
+            case_id: record.case.to_string(),
+            file: String::new(),
+            line: 0,
+            index: 0,
+            runs: 0,
+            params: OrderedMap::default(),
+            gate: None,
+        }
+    }
+}
+
+/// The warning for a gate that cannot pass with the case's runs even if every run passes:
+/// `classify::x: min_rate=0.9 at 95% needs >=36 runs; this case has 10`.
+pub(crate) fn infeasible(info: &CaseInfo, config: &StatsConfig) -> Option<String> {
+    if info.runs == 0 {
+        return None;
+    }
+    let gate = effective_gate(info.gate, config)?;
+    let needed = gate.runs_needed(config);
+    if needed.is_some_and(|needed| needed <= u64::from(info.runs)) {
+        return None;
+    }
+    let needs = needed.map_or("can never pass".to_string(), |n| {
+        format!("needs >={n} runs")
+    });
+    Some(match gate.rule {
+        Rule::MinRate(bar) => format!(
+            "{}: min_rate={bar} at {}% {needs}; this case has {}",
+            info.case,
+            percent_text(gate.interval(config).level),
+            info.runs
+        ),
+        Rule::MinPasses(bar) => format!(
+            "{}: min_passes={bar} needs >={bar} runs; this case has {}",
+            info.case, info.runs
+        ),
+    })
+}

@@ -1,0 +1,19 @@
+//! The model of a session: cases, records, and the report built from them (rows, totals,
+//! aggregates, verdicts). One model, many sinks: the terminal summary, the JSON report and
+//! every later writer read a [`Report`], never recompute it.
+//!
+//! Layer: model. May import `crate::types` only; no I/O, no `serde_json`, no terminal text.
+
+pub(crate) mod aggregate;
+pub(crate) mod case;
+pub(crate) mod record;
+pub(crate) mod report;
+pub(crate) mod synthetic;
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use case::CaseInfo;
+pub(crate) use case::{effective_gate, infeasible};
+pub use record::Record;
+pub use report::{Aggregate, Report, Row, Totals, SCHEMA_VERSION};
+pub(crate) use synthetic::synthetic_records;

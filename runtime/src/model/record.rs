@@ -1,0 +1,81 @@
+//! One run as the model holds it.
+//!
+//! Layer: model. Imports only `crate::types`.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
+use crate::types::status::Outcome;
+use crate::types::usage::TokenUsage;
+
+/// One run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Record {
+    /// The row id of the run's case. Borrowed from the generated code in the process that ran
+    /// it, so that recording a run allocates no strings for its identity.
+    pub case: Cow<'static, str>,
+    /// The package of the run's case.
+    pub package: Cow<'static, str>,
+    /// The module of the run's case.
+    pub module: Cow<'static, str>,
+    /// 1-based run number.
+    pub run: u32,
+    /// 1 for the first attempt; 2 and up for nextest retries, which rows do not count.
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// First line of the failure or error message.
+    pub message: Option<String>,
+    /// `file:line:column` of the panic, when there was one.
+    pub location: Option<String>,
+    /// Seconds the body took.
+    pub elapsed: f64,
+    /// The run's total cost, usage included.
+    pub cost: f64,
+    /// Every usage entry recorded in the run.
+    pub usage: Vec<TokenUsage>,
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+impl Record {
+    /// The key of the record's case, as [`CaseInfo::key`] gives it.
+    pub fn key(&self) -> (&str, &str, &str) {
+        (&self.package, &self.module, &self.case)
+    }
+
+    /// Whether the run is a retry, which rows and totals do not count.
+    pub fn is_retry(&self) -> bool {
+        self.attempt > 1
+    }
+}
+
+/// The message of a run that started and never reported.
+pub const DIED_MESSAGE: &str = "the test process died before the run finished";
+
+/// The record of a run that started and never finished.
+pub(crate) fn died_record(
+    package: Cow<'static, str>,
+    module: Cow<'static, str>,
+    case: Cow<'static, str>,
+    run: u32,
+    attempt: u32,
+) -> Record {
+    Record {
+        case,
+        package,
+        module,
+        run,
+        attempt,
+        outcome: Outcome::Error,
+        message: Some(DIED_MESSAGE.to_string()),
+        location: None,
+        elapsed: 0.0,
+        cost: 0.0,
+        usage: Vec::new(),
+    }
+}

@@ -1,0 +1,360 @@
+//! The session model: records in, rows and totals out. The terminal summary, the JSON report
+//! and every later sink are rendered from one [`Report`], never recomputed separately.
+//!
+//! Layer: model. Imports only `crate::types`; no I/O, no JSON, no terminal text.
+//!
+//! Field names follow the Python plugin's report (`created`, `runs`, `exit_status`, `totals`,
+//! `rows`, `records`), so the two tools can read each other's reports.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::aggregate::aggregates;
+use crate::model::case::{effective_gate, infeasible, CaseInfo};
+use crate::model::record::Record;
+use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::{ErrorPolicy, GateResult, GateSpec, Interval, StatsConfig};
+use crate::types::status::{status_text, Outcome, Status};
+use crate::types::time::rfc3339_now;
+use crate::types::usage::UsageTotals;
+
+/// The version of the report layout; bumped on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole report: what the JSON file holds and what the summary shows.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Report {
+    /// Layout version, [`SCHEMA_VERSION`] when written by this version.
+    pub schema: u32,
+    /// Always `"probtest"`.
+    pub tool: String,
+    /// The probtest version that wrote the report.
+    pub version: String,
+    /// When the report was built, RFC 3339 in UTC.
+    pub created: String,
+    /// The largest number of runs configured for any case.
+    pub runs: u32,
+    /// 0 when the session passes, 1 when it fails: an ungated case with a failed or errored
+    /// run, or a gate that FAILs (or is UNDECIDED under the `fail` policy).
+    pub exit_status: i32,
+    /// The statistics settings the rows were judged with.
+    #[serde(default)]
+    pub stats_config: StatsConfig,
+    /// Counts, cost and usage over every run.
+    pub totals: Totals,
+    /// One row per case, in source order.
+    pub rows: Vec<Row>,
+    /// Per-function means of the metrics.
+    #[serde(default)]
+    pub aggregates: Vec<Aggregate>,
+    /// Gates that cannot pass even if every run passes, one line each.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// Every run, in row order then run order.
+    pub records: Vec<Record>,
+}
+
+/// A function's metrics: the mean over its cases that have enough runs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Aggregate {
+    /// The bench function.
+    pub function: String,
+    /// Its module.
+    pub module: String,
+    /// Mean of each metric over the cases that have at least k runs.
+    pub metrics: OrderedMap<f64>,
+    /// Per metric, the cases left out for having fewer than k runs.
+    pub left_out: OrderedMap<u64>,
+}
+
+/// Counts, cost and usage over a set of runs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Totals {
+    /// Runs that passed.
+    pub passes: u64,
+    /// Runs whose assertion failed.
+    pub fails: u64,
+    /// Runs that errored.
+    pub errors: u64,
+    /// All runs.
+    pub count: u64,
+    /// Passes as a percentage of all runs (`70.0`).
+    pub pass_rate: f64,
+    /// Total cost: `record_cost` amounts plus every usage entry's cost.
+    pub cost: f64,
+    /// Token usage per model, in order of first appearance.
+    pub usage: OrderedMap<UsageTotals>,
+    /// Runs that were retries of an earlier attempt (nextest `--retries`): kept in `records`,
+    /// left out of every count so that a retried flake does not bias its case's rate.
+    #[serde(default)]
+    pub retries: u64,
+}
+
+/// One case: its identity, its counts and its verdict.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    /// Who the case is.
+    #[serde(flatten)]
+    pub info: CaseInfo,
+    /// Runs that passed.
+    pub passes: u64,
+    /// Runs whose assertion failed.
+    pub fails: u64,
+    /// Runs that errored.
+    pub errors: u64,
+    /// Runs reported.
+    pub total: u64,
+    /// Passes as a percentage of `total`.
+    pub pass_rate: f64,
+    /// The verdict word.
+    pub status: Status,
+    /// Total cost of the case's runs.
+    pub cost: f64,
+    /// Token usage per model.
+    pub usage: OrderedMap<UsageTotals>,
+    /// The interval on the case's pass probability, unrounded.
+    #[serde(default)]
+    pub ci: Option<Interval>,
+    /// The case's gate and its verdict, when it has one.
+    #[serde(default)]
+    pub gate: Option<GateResult>,
+    /// The metrics asked for; a case with fewer than k runs has none for k.
+    #[serde(default)]
+    pub metrics: OrderedMap<f64>,
+}
+
+/// The running counts rows and totals share, borrowed from either.
+struct Tally<'a> {
+    passes: &'a mut u64,
+    fails: &'a mut u64,
+    errors: &'a mut u64,
+    count: &'a mut u64,
+    cost: &'a mut f64,
+    usage: &'a mut OrderedMap<UsageTotals>,
+}
+
+impl Tally<'_> {
+    fn add(self, record: &Record) {
+        match record.outcome {
+            Outcome::Pass => *self.passes += 1,
+            Outcome::Fail => *self.fails += 1,
+            Outcome::Error => *self.errors += 1,
+        }
+        *self.count += 1;
+        *self.cost += record.cost;
+        for usage in &record.usage {
+            self.usage.entry(&usage.model).add(usage);
+        }
+    }
+
+    /// A provisional record is an error with no cost or usage.
+    fn retract_provisional(self) {
+        *self.errors = self.errors.saturating_sub(1);
+        *self.count = self.count.saturating_sub(1);
+    }
+}
+
+impl Row {
+    /// An empty row for `info`.
+    pub(crate) fn new(info: CaseInfo) -> Row {
+        Row {
+            info,
+            passes: 0,
+            fails: 0,
+            errors: 0,
+            total: 0,
+            pass_rate: 0.0,
+            status: Status::Error,
+            cost: 0.0,
+            usage: OrderedMap::default(),
+            ci: None,
+            gate: None,
+            metrics: OrderedMap::default(),
+        }
+    }
+
+    fn tally(&mut self) -> Tally<'_> {
+        Tally {
+            passes: &mut self.passes,
+            fails: &mut self.fails,
+            errors: &mut self.errors,
+            count: &mut self.total,
+            cost: &mut self.cost,
+            usage: &mut self.usage,
+        }
+    }
+
+    /// Counts a first-attempt record; retries are not counted. Call [`Row::settle`] after.
+    pub(crate) fn add(&mut self, record: &Record) {
+        if !record.is_retry() {
+            self.tally().add(record);
+        }
+    }
+
+    /// Takes back a provisional record: an error with no cost or usage, counted while its run
+    /// was in flight. Call [`Row::settle`] after.
+    pub(crate) fn retract_provisional(&mut self) {
+        self.tally().retract_provisional();
+    }
+
+    /// Recomputes everything that derives from the counts: rate, status, interval, gate and
+    /// metrics.
+    pub(crate) fn settle(&mut self, config: &StatsConfig) {
+        self.pass_rate = pass_rate(self.passes, self.total);
+        self.status = Status::from_counts(self.passes, self.fails, self.errors);
+        self.ci = config.interval.interval(self.passes, self.total);
+        self.gate = self
+            .effective_gate(config)
+            .map(|gate| gate.judge(config, self.passes, self.fails, self.errors));
+        self.metrics = OrderedMap(
+            config
+                .metrics
+                .iter()
+                .filter_map(|metric| Some((metric.name(), metric.value(self.passes, self.total)?)))
+                .collect(),
+        );
+    }
+
+    /// The case's own gate, else the session's `min_rate`.
+    pub(crate) fn effective_gate(&self, config: &StatsConfig) -> Option<GateSpec> {
+        effective_gate(self.info.gate, config)
+    }
+
+    /// Whether this row fails the session: a failed or errored run of an ungated case; for a
+    /// gated case, a failing verdict, or errors counted as the harness breaking.
+    pub fn fails_session(&self, config: &StatsConfig) -> bool {
+        match &self.gate {
+            Some(gate) => {
+                gate.fails(config.undecided)
+                    || (self.errors > 0 && config.errors == ErrorPolicy::Count)
+            }
+            None => self.fails + self.errors > 0,
+        }
+    }
+}
+
+impl Totals {
+    fn tally(&mut self) -> Tally<'_> {
+        Tally {
+            passes: &mut self.passes,
+            fails: &mut self.fails,
+            errors: &mut self.errors,
+            count: &mut self.count,
+            cost: &mut self.cost,
+            usage: &mut self.usage,
+        }
+    }
+
+    /// Counts a record; a retry only increments `retries`.
+    pub(crate) fn add(&mut self, record: &Record) {
+        if record.is_retry() {
+            self.retries += 1;
+        } else {
+            self.tally().add(record);
+            self.pass_rate = pass_rate(self.passes, self.count);
+        }
+    }
+
+    /// Takes back a provisional record, as [`Row::retract_provisional`] does.
+    pub(crate) fn retract_provisional(&mut self) {
+        self.tally().retract_provisional();
+        self.pass_rate = pass_rate(self.passes, self.count);
+    }
+}
+
+fn pass_rate(passes: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * passes as f64 / total as f64
+    }
+}
+
+impl Report {
+    /// Builds rows and totals from records. `cases` describes the cases the records belong to;
+    /// a case without records gets no row, and a record of a case missing from `cases` still
+    /// counts, under a row that knows only its id.
+    pub fn build(
+        cases: impl IntoIterator<Item = CaseInfo>,
+        records: Vec<Record>,
+        config: &StatsConfig,
+    ) -> Report {
+        let with_nothing = records.into_iter().map(|record| (record, ())).collect();
+        Report::build_with(cases, with_nothing, config).0
+    }
+
+    /// [`Report::build`] for records that each carry a value along, returned in the order the
+    /// report lists the records.
+    pub(crate) fn build_with<T>(
+        cases: impl IntoIterator<Item = CaseInfo>,
+        mut records: Vec<(Record, T)>,
+        config: &StatsConfig,
+    ) -> (Report, Vec<T>) {
+        let cases: Vec<CaseInfo> = cases.into_iter().collect();
+        let known: HashMap<(&str, &str, &str), &CaseInfo> =
+            cases.iter().map(|info| (info.key(), info)).collect();
+        let mut rows: Vec<Row> = Vec::new();
+        {
+            // Keys borrow from the records: nothing is allocated per record.
+            let mut row_of: HashMap<(&str, &str, &str), usize> = HashMap::new();
+            for (record, _) in &records {
+                let key = record.key();
+                let index = *row_of.entry(key).or_insert_with(|| {
+                    let info = known
+                        .get(&key)
+                        .map_or_else(|| CaseInfo::unknown(record), |info| (*info).clone());
+                    rows.push(Row::new(info));
+                    rows.len() - 1
+                });
+                rows[index].add(record);
+            }
+        }
+        rows.sort_by(|a, b| a.info.order_key().cmp(&b.info.order_key()));
+        for row in &mut rows {
+            row.settle(config);
+        }
+        let position: HashMap<(&str, &str, &str), usize> = rows
+            .iter()
+            .enumerate()
+            .map(|(position, row)| (row.info.key(), position))
+            .collect();
+        records.sort_by_cached_key(|(record, _)| {
+            (position[&record.key()], record.run, record.attempt)
+        });
+        // Totals follow the sorted records, so models are listed in the order rows first use them.
+        let mut totals = Totals::default();
+        for (record, _) in &records {
+            totals.add(record);
+        }
+        let (records, carried) = records.into_iter().unzip();
+        let report = Report {
+            schema: SCHEMA_VERSION,
+            tool: "probtest".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            created: rfc3339_now(),
+            runs: rows.iter().map(|row| row.info.runs).max().unwrap_or(0),
+            exit_status: i32::from(rows.iter().any(|row| row.fails_session(config))),
+            stats_config: config.clone(),
+            totals,
+            aggregates: aggregates(&rows, config),
+            warnings: rows
+                .iter()
+                .filter_map(|row| infeasible(&row.info, config))
+                .collect(),
+            rows,
+            records,
+        };
+        (report, carried)
+    }
+
+    /// The cases described by the rows, for rebuilding a report from its records.
+    pub fn cases(&self) -> impl Iterator<Item = &CaseInfo> {
+        self.rows.iter().map(|row| &row.info)
+    }
+
+    /// The status text of a row (`FLAKY (1 errored)`), empty for a clean pass.
+    pub fn row_status_text(row: &Row) -> String {
+        status_text(row.passes, row.fails, row.errors)
+    }
+}

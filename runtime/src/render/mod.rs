@@ -1,0 +1,13 @@
+//! Terminal text rendered from the session model: the `probability` summary, the gates and
+//! metrics blocks, and plain-language explanations. Later sinks (HTML, Markdown, JUnit) go
+//! beside it as siblings reading the same [`Report`](crate::Report).
+//!
+//! Layer: render. May import `crate::types` and `crate::model`; never `format`, `store` or
+//! `harness`.
+
+pub(crate) mod explain;
+pub(crate) mod summary;
+pub(crate) mod text;
+
+pub use summary::{color_enabled, summary, Options};
+pub(crate) use text::{bar_text, bound_percent};

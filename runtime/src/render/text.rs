@@ -1,0 +1,94 @@
+//! Text pieces every section of the terminal output shares: the rule line, percentages,
+//! money, token counts, colors.
+//!
+//! Layer: render. Imports `crate::types` and `crate::model` only.
+
+use std::fmt::Write;
+
+use crate::types::stats::Rule;
+use crate::types::status::Color;
+use crate::types::usage::UsageTotals;
+
+/// Width of the rule line, as pytest draws it.
+const RULE_WIDTH: usize = 80;
+
+pub(crate) fn paint(text: &str, color: Color, enabled: bool) -> String {
+    if !enabled || text.is_empty() {
+        return text.to_string();
+    }
+    let code = match color {
+        Color::Green => "32",
+        Color::Yellow => "33",
+        Color::Red => "31",
+    };
+    format!("\x1b[{code}m{text}\x1b[0m")
+}
+
+/// The rule line with a centred title, 80 columns wide.
+pub(crate) fn rule(title: &str) -> String {
+    let side = (RULE_WIDTH.saturating_sub(title.len() + 2) / 2).max(1);
+    let mut line = format!("{} {title} {}", "=".repeat(side), "=".repeat(side));
+    if line.len() < RULE_WIDTH {
+        line.push('=');
+    }
+    line
+}
+
+/// `1234567` as `1,234,567`.
+pub(crate) fn thousands(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+pub(crate) fn money(amount: f64) -> String {
+    format!("${amount:.4}")
+}
+
+pub(crate) fn model_name(model: &str) -> &str {
+    if model.is_empty() {
+        "(unnamed)"
+    } else {
+        model
+    }
+}
+
+pub(crate) fn token_text(usage: &UsageTotals) -> String {
+    let mut text = format!(
+        "{} in / {} out",
+        thousands(usage.input_tokens),
+        thousands(usage.output_tokens)
+    );
+    if usage.cached_input_tokens > 0 {
+        let _ = write!(text, " / {} cached", thousands(usage.cached_input_tokens));
+    }
+    text
+}
+
+/// A bound as a whole percent, rounded half up; 0% and 100% only for bounds exactly 0 or 1, so
+/// that a bound of 99.7% never reads as certainty.
+pub(crate) fn bound_percent(value: f64) -> String {
+    let percent = (value * 100.0 + 0.5).floor() as i64;
+    let percent = if value > 0.0 && percent <= 0 {
+        1
+    } else if value < 1.0 && percent >= 100 {
+        99
+    } else {
+        percent
+    };
+    format!("{percent}%")
+}
+
+/// `min_rate 0.9` or `min_passes 19`.
+pub(crate) fn bar_text(rule: Rule) -> String {
+    match rule {
+        Rule::MinRate(bar) => format!("min_rate {bar}"),
+        Rule::MinPasses(bar) => format!("min_passes {bar}"),
+    }
+}

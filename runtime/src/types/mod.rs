@@ -1,0 +1,10 @@
+//! Plain values every layer shares: statistics, run classes and statuses, token usage, an
+//! ordered map and timestamps.
+//!
+//! Layer: types, the bottom. Its modules import nothing from the crate outside `types`.
+
+pub(crate) mod ordered_map;
+pub mod stats;
+pub(crate) mod status;
+pub(crate) mod time;
+pub(crate) mod usage;

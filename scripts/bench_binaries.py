@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Whole test binaries timed side by side: wall time of each kind, and its ratio to the first.
+
+Part of scripts/bench.sh. Each kind is a test binary run directly from its crate's directory
+(as cargo runs it) with extra environment variables; the kinds take turns run by run in a
+rotating order, so that drift on a shared machine hits every kind alike. A kind that writes a
+report gets a fresh session per run (PROB_SESSION), so that runs do not pile up in one session.
+
+Usage: bench_binaries.py REPS LABEL=DIR=BINARY[=VAR:VALUE,VAR:VALUE] ...
+
+Prints one line per kind: median wall time, quartiles, and the median's ratio to the first
+kind's median.
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def parse(spec):
+    parts = spec.split("=", 3)
+    if len(parts) < 3:
+        sys.exit(f"bench_binaries: expected LABEL=DIR=BINARY[=ENV], got {spec!r}")
+    label, directory, binary = parts[:3]
+    env = {}
+    if len(parts) == 4 and parts[3]:
+        for pair in parts[3].split(","):
+            name, _, value = pair.partition(":")
+            env[name] = value
+    return label, directory, binary, env
+
+
+def run_once(directory, binary, env, index):
+    full = dict(os.environ)
+    full.update(env)
+    if "PROB_JSON" in env:
+        full["PROB_SESSION"] = f"bench-binaries-{os.getpid()}-{index}"
+    start = time.perf_counter()
+    result = subprocess.run(
+        [binary], cwd=directory, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        sys.exit(f"bench_binaries: {binary} exited with {result.returncode}")
+    return elapsed
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    reps = int(sys.argv[1])
+    kinds = [parse(spec) for spec in sys.argv[2:]]
+    times = {label: [] for label, *_ in kinds}
+    # One warm-up each: page cache, session directories.
+    for index, (_, directory, binary, env) in enumerate(kinds):
+        run_once(directory, binary, env, -1 - index)
+    for rep in range(reps):
+        order = kinds[rep % len(kinds):] + kinds[: rep % len(kinds)]
+        for label, directory, binary, env in order:
+            times[label].append(run_once(directory, binary, env, rep))
+    base = statistics.median(times[kinds[0][0]])
+    for label, *_ in kinds:
+        values = sorted(times[label])
+        median = statistics.median(values)
+        quartiles = statistics.quantiles(values, n=4) if len(values) > 1 else [median] * 3
+        print(
+            f"  {label:<34} {median:8.3f} s  [{quartiles[0]:.3f}, {quartiles[2]:.3f}]"
+            f"  {median / base:5.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
