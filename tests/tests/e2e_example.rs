@@ -186,7 +186,10 @@ fn the_report_lists_every_row_with_its_runs_and_usage() {
     // The gateway's mangled responses are errors that say what went wrong, not wrong answers.
     for record in report_records(report, "flaky_gateway::mangled response") {
         if record["outcome"] == "error" {
-            let message = record["message"].as_str().expect("an error has a message");
+            let message = record["error"]
+                .as_str()
+                .expect("an error has its text in `error`");
+            assert_eq!(record["message"], serde_json::Value::Null);
             assert!(message.contains("malformed response"), "{message}");
         }
     }

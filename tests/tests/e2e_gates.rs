@@ -47,7 +47,7 @@ fn a_passing_gate_with_failing_samples_exits_zero() {
     assert_eq!(section.gates.as_deref(), Some("1 passed"));
     assert_eq!(report["exit_status"], 0);
     let row = report_row(&report, "passing_gate");
-    assert_eq!(row["gate"]["verdict"], "PASS");
+    assert_eq!(row["gate"]["verdict"], "pass");
     assert_eq!(row["gate"]["rule"], "min_rate");
     assert_eq!(row["gate"]["bar"], 0.5);
     assert_eq!(row["ci"]["method"], "exact");
@@ -81,7 +81,7 @@ fn a_failing_gate_fails_the_run_and_is_listed() {
     assert_eq!(report["exit_status"], 1);
     assert_eq!(
         report_row(&report, "failing_gate")["gate"]["verdict"],
-        "FAIL"
+        "fail"
     );
 }
 
@@ -111,7 +111,7 @@ fn undecided_fails_by_default_and_passes_under_the_pass_policy() {
     assert_eq!(report["stats_config"]["undecided"], "pass");
     assert_eq!(
         report_row(&report, "undecided")["gate"]["verdict"],
-        "UNDECIDED"
+        "undecided"
     );
 }
 
@@ -130,7 +130,7 @@ fn errors_count_against_a_gate_unless_excluded() {
     let gate = &report_row(&report, "with_errors")["gate"];
     assert_eq!(
         (gate["sample"].as_u64(), gate["verdict"].as_str()),
-        (Some(8), Some("PASS"))
+        (Some(8), Some("pass"))
     );
     assert_eq!(gate["errors"], "exclude");
 }

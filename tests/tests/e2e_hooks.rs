@@ -88,14 +88,14 @@ fn a_failing_setup_errors_its_module_only_with_its_message() {
     for record in records {
         assert_eq!(record["outcome"], "error");
         assert_eq!(
-            record["message"],
+            record["error"],
             "setup `connect` failed: database unreachable at port 5432"
         );
     }
     let records = report_records(&report, "five");
     assert_eq!(records[0]["outcome"], "error");
     assert_eq!(
-        records[0]["message"],
+        records[0]["error"],
         "setup `login` failed: \"no credentials\""
     );
     assert_eq!(counts(report_row(&report, "four")), [2, 0, 0, 2]);

@@ -62,7 +62,12 @@ fn records(case: &str) -> Vec<(u64, String, Option<String>, Option<String>)> {
             (
                 record["run"].as_u64().expect("run"),
                 record["outcome"].as_str().expect("outcome").to_string(),
-                record["message"].as_str().map(str::to_string),
+                // A failure's text is its `message`, an error's its `error`; never both.
+                match (record["message"].as_str(), record["error"].as_str()) {
+                    (Some(text), None) | (None, Some(text)) => Some(text.to_string()),
+                    (None, None) => None,
+                    (Some(_), Some(_)) => panic!("a record with both texts: {record}"),
+                },
                 record["location"].as_str().map(str::to_string),
             )
         })

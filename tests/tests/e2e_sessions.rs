@@ -88,7 +88,7 @@ fn a_process_that_aborts_leaves_its_run_as_an_error() {
     assert_eq!(died.len(), 1);
     assert_eq!(died[0]["run"], 2);
     assert_eq!(
-        died[0]["message"],
+        died[0]["error"],
         "the test process died before the run finished"
     );
 }

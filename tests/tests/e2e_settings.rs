@@ -151,7 +151,7 @@ fn a_bad_prob_delay_makes_every_run_an_error_naming_it() {
     for record in records {
         assert_eq!(record["outcome"], "error");
         assert_eq!(
-            record["message"],
+            record["error"],
             "PROB_DELAY: expected a number of seconds >= 0, got `-1`"
         );
     }

@@ -6,6 +6,7 @@
 //! `harness`.
 
 pub(crate) mod escape;
+pub(crate) mod peer;
 pub(crate) mod report;
 pub(crate) mod store_lines;
 #[cfg(test)]

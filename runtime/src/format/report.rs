@@ -3,27 +3,125 @@
 //!
 //! Layer: format. Imports `crate::types` and `crate::model` only.
 
+use std::borrow::Cow;
 use std::io;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::format::escape::{serde_or, Num, OptionalStr, Str};
 use crate::model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
+use crate::types::stats::StatsConfig;
+use crate::types::status::Outcome;
+use crate::types::usage::TokenUsage;
+
+/// A record as the report holds it, pytest-probability's shape plus probtest's fields: the
+/// text of a failed run in `message`, of an errored run in `error`, and a `cost` of `null` for
+/// a run that spent nothing. Reading takes reports of schema 1 too, which kept both texts in
+/// `message`, and the peer's records, which have no package, module, attempt or location.
+#[derive(Serialize, Deserialize)]
+struct RecordShape<'a> {
+    case: Cow<'a, str>,
+    #[serde(default)]
+    package: Cow<'a, str>,
+    #[serde(default)]
+    module: Cow<'a, str>,
+    run: u32,
+    #[serde(default = "first_attempt")]
+    attempt: u32,
+    outcome: Outcome,
+    #[serde(default)]
+    message: Option<Cow<'a, str>>,
+    #[serde(default)]
+    error: Option<Cow<'a, str>>,
+    #[serde(default)]
+    location: Option<Cow<'a, str>>,
+    #[serde(default)]
+    elapsed: f64,
+    #[serde(default)]
+    cost: Option<f64>,
+    #[serde(default)]
+    usage: Cow<'a, [TokenUsage]>,
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+/// Where a record's text goes: `(message, error)`.
+fn texts(record: &Record) -> (Option<&str>, Option<&str>) {
+    let text = record.message.as_deref();
+    match record.outcome {
+        Outcome::Error => (None, text),
+        Outcome::Pass | Outcome::Fail => (text, None),
+    }
+}
+
+/// The cost as the report writes it: `null` when the run spent nothing.
+fn spent(record: &Record) -> Option<f64> {
+    (record.cost != 0.0).then_some(record.cost)
+}
+
+impl Serialize for Record {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (message, error) = texts(self);
+        RecordShape {
+            case: Cow::Borrowed(&self.case),
+            package: Cow::Borrowed(&self.package),
+            module: Cow::Borrowed(&self.module),
+            run: self.run,
+            attempt: self.attempt,
+            outcome: self.outcome,
+            message: message.map(Cow::Borrowed),
+            error: error.map(Cow::Borrowed),
+            location: self.location.as_deref().map(Cow::Borrowed),
+            elapsed: self.elapsed,
+            cost: spent(self),
+            usage: Cow::Borrowed(&self.usage),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Record {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let shape = RecordShape::deserialize(deserializer)?;
+        Ok(Record {
+            case: Cow::Owned(shape.case.into_owned()),
+            package: Cow::Owned(shape.package.into_owned()),
+            module: Cow::Owned(shape.module.into_owned()),
+            run: shape.run,
+            attempt: shape.attempt,
+            outcome: shape.outcome,
+            message: shape.error.or(shape.message).map(Cow::into_owned),
+            location: shape.location.map(Cow::into_owned),
+            elapsed: shape.elapsed,
+            cost: shape.cost.unwrap_or(0.0),
+            usage: shape.usage.into_owned(),
+        })
+    }
+}
 
 /// A record, as `serde_json::to_string(record)` writes it, up to number spelling.
 pub(crate) fn record(record: &Record) -> io::Result<String> {
     let usage = serde_or(&record.usage, record.usage.is_empty(), "[]")?;
+    let (message, error) = texts(record);
+    let cost = match spent(record) {
+        Some(cost) => Num(cost).to_string(),
+        None => "null".to_string(),
+    };
     Ok(format!(
         "{{\"case\":{},\"package\":{},\"module\":{},\"run\":{},\"attempt\":{},\"outcome\":\"{}\",\
-         \"message\":{},\"location\":{},\"elapsed\":{},\"cost\":{},\"usage\":{usage}}}",
+         \"message\":{},\"error\":{},\"location\":{},\"elapsed\":{},\"cost\":{cost},\"usage\":{usage}}}",
         Str(&record.case),
         Str(&record.package),
         Str(&record.module),
         record.run,
         record.attempt,
         record.outcome.name(),
-        OptionalStr(record.message.as_deref()),
+        OptionalStr(message),
+        OptionalStr(error),
         OptionalStr(record.location.as_deref()),
         Num(record.elapsed),
-        Num(record.cost),
     ))
 }
 
@@ -72,6 +170,18 @@ pub(crate) fn totals(totals: &Totals) -> io::Result<String> {
     ))
 }
 
+/// The start of the session report, up to its head slot: `{"schema":…,"tool":"probtest",
+/// "version":…,"created":…,"session":…,"stats_config":{…},` and a newline.
+pub(crate) fn header(created: &str, session: &str, stats: &StatsConfig) -> io::Result<String> {
+    Ok(format!(
+        "{{\"schema\":{SCHEMA_VERSION},\"tool\":\"probtest\",\"version\":{},\"created\":{},\"session\":{},\"stats_config\":{},\n",
+        Str(env!("CARGO_PKG_VERSION")),
+        Str(created),
+        Str(session),
+        serde_json::to_string(stats).map_err(io::Error::other)?,
+    ))
+}
+
 /// What the session report's head slot holds, the fields that change with any run:
 /// `"runs":…,"exit_status":…,"totals":{…},"aggregates":[…],"warnings":[…]`.
 pub(crate) fn head(
@@ -108,13 +218,21 @@ impl Row {
 }
 
 impl Report {
-    /// Reads a report written by probtest, refusing what it cannot read faithfully: text that
-    /// is not a probtest report, or a report of a newer schema than this version knows.
+    /// Reads a report written by probtest (any schema up to [`SCHEMA_VERSION`]) or by
+    /// pytest-probability (`--prob-json`), refusing what it cannot read faithfully: text that is
+    /// neither, or a report of a newer schema than this version knows. A peer's report is
+    /// rebuilt from its records, with its rows' gates and its interval settings.
     pub fn from_json(text: &str) -> Result<Report, String> {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
+        if crate::format::peer::is_peer_report(&value) {
+            return crate::format::peer::from_peer(value);
+        }
         if value.get("tool").and_then(|t| t.as_str()) != Some("probtest") {
-            return Err("not a probtest report (no `\"tool\": \"probtest\"`)".to_string());
+            return Err(
+                "not a probtest report (no `\"tool\": \"probtest\"`) nor a pytest-probability one (no `rows` and `records`)"
+                    .to_string(),
+            );
         }
         let schema = value
             .get("schema")
@@ -126,5 +244,33 @@ impl Report {
             ));
         }
         serde_json::from_value(value).map_err(|e| format!("not a complete probtest report ({e})"))
+    }
+}
+
+#[cfg(test)]
+mod header_tests {
+    use super::*;
+
+    #[test]
+    fn the_header_and_head_read_as_a_report_start() {
+        let stats = StatsConfig {
+            min_rate: Some(0.5),
+            ..StatsConfig::default()
+        };
+        let header = header("2024-01-02T03:04:05Z", "nextest \"a\"\\b", &stats).expect("header");
+        assert!(header.ends_with(",\n"), "{header}");
+        let head = head(0, 0, &Totals::default(), &[], &[]).expect("head");
+        let text = format!("{header}{head},\"rows\":[],\"records\":[]}}");
+        let value: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON: {e}\n{text}"));
+        assert_eq!(value["schema"], serde_json::json!(SCHEMA_VERSION));
+        assert_eq!(value["tool"], "probtest");
+        assert_eq!(value["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(value["created"], "2024-01-02T03:04:05Z");
+        assert_eq!(value["session"], "nextest \"a\"\\b");
+        assert_eq!(
+            value["stats_config"],
+            serde_json::to_value(&stats).expect("stats")
+        );
     }
 }

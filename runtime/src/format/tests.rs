@@ -247,10 +247,10 @@ fn only_probtest_reports_of_a_known_schema_are_read() {
     let report = build(vec![record("classify::a", 1, Outcome::Pass, 0.0, vec![])]);
     let text = serde_json::to_string(&report).expect("serializes");
     assert_eq!(Report::from_json(&text), Ok(report));
-    let newer = text.replacen("\"schema\":1", "\"schema\":99", 1);
+    let newer = text.replacen("\"schema\":2", "\"schema\":99", 1);
     assert_eq!(
         Report::from_json(&newer).unwrap_err(),
-        "written by a newer probtest (report schema 99; this version reads up to 1)"
+        "written by a newer probtest (report schema 99; this version reads up to 2)"
     );
     assert!(Report::from_json("{\"rows\": []}")
         .unwrap_err()
@@ -309,4 +309,116 @@ fn json_round_trips_and_keeps_the_peer_field_names() {
     assert_eq!(json["rows"][0]["params"]["text"], "\"a\"");
     let back: Report = serde_json::from_value(json).expect("deserializes");
     assert_eq!(back, report);
+}
+
+#[test]
+fn records_split_failure_and_error_texts_and_write_no_cost_as_null() {
+    let mut failed = sample_record("classify::a", 1, Outcome::Fail, 0.0, vec![]);
+    failed.message = Some("wrong label".into());
+    let mut errored = sample_record("classify::a", 2, Outcome::Error, 0.25, vec![]);
+    errored.message = Some("ValueError: boom".into());
+    for (record, message, error, cost) in [
+        (&failed, "\"wrong label\"", "null", "null"),
+        (&errored, "null", "\"ValueError: boom\"", "0.25"),
+    ] {
+        for text in [
+            report::record(record).expect("written"),
+            serde_json::to_string(record).expect("serde writes it"),
+        ] {
+            let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+            assert_eq!(value["message"].to_string(), message, "{text}");
+            assert_eq!(value["error"].to_string(), error, "{text}");
+            assert_eq!(value["cost"].to_string(), cost, "{text}");
+            let back: Record = serde_json::from_str(&text).expect("reads back");
+            assert_eq!(&back, record);
+        }
+    }
+}
+
+#[test]
+fn reports_of_schema_1_still_read() {
+    let mut report = build(vec![
+        record("classify::a", 1, Outcome::Error, 0.0, vec![]),
+        record("classify::a", 2, Outcome::Pass, 0.0, vec![]),
+    ]);
+    report.rows[0].gate = Some(
+        GateSpec {
+            rule: Rule::MinPasses(2),
+            method: None,
+            level: None,
+            prior: None,
+        }
+        .judge(&report.stats_config, 1, 0, 1),
+    );
+    let mut value = serde_json::to_value(&report).expect("serializes");
+    // Schema 1 spelled verdicts in upper case, kept an error's text in `message`, and wrote
+    // every cost as a number.
+    value["schema"] = 1.into();
+    value["rows"][0]["gate"]["verdict"] = "FAIL".into();
+    let first = &mut value["records"][0];
+    first["message"] = first["error"].take();
+    first.as_object_mut().expect("object").remove("error");
+    first["cost"] = 0.0.into();
+    let old = Report::from_json(&value.to_string()).expect("schema 1 reads");
+    assert_eq!(old.records, report.records);
+    assert_eq!(old.rows[0].gate, report.rows[0].gate);
+}
+
+#[test]
+fn pytest_probability_reports_read_with_its_numbers() {
+    let text = include_str!("../../tests/data/peer_report.json");
+    let peer: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    let ours = Report::from_json(text).expect("the peer's report reads");
+    assert_eq!(ours.tool, "pytest-probability");
+    assert_eq!(ours.created, peer["created"].as_str().expect("created"));
+    let peer_rows = peer["rows"].as_array().expect("rows");
+    assert_eq!(ours.rows.len(), peer_rows.len());
+    for theirs in peer_rows {
+        let case = theirs["case"].as_str().expect("case");
+        let row = ours
+            .rows
+            .iter()
+            .find(|row| row.info.case == case)
+            .unwrap_or_else(|| panic!("no row {case}"));
+        let counts = [row.passes, row.fails, row.errors, row.total];
+        let expected = ["passes", "fails", "errors", "total"].map(|k| theirs[k].as_u64().expect(k));
+        assert_eq!(counts, expected, "{case}");
+        assert_eq!(
+            row.status.name(),
+            theirs["status"].as_str().expect("status")
+        );
+        let ci = row.ci.expect("an interval");
+        assert!(
+            (ci.low - theirs["ci"]["low"].as_f64().expect("low")).abs() < 1e-12,
+            "{case}"
+        );
+        assert!(
+            (ci.high - theirs["ci"]["high"].as_f64().expect("high")).abs() < 1e-12,
+            "{case}"
+        );
+        assert!(
+            (row.cost - theirs["cost"].as_f64().expect("cost")).abs() < 1e-12,
+            "{case}"
+        );
+        match (&row.gate, theirs["gate"]["verdict"].as_str()) {
+            (Some(gate), Some(verdict)) => {
+                let written = serde_json::to_value(gate.verdict).expect("verdict");
+                assert_eq!(written, verdict, "{case}");
+            }
+            (None, None) => {}
+            (gate, verdict) => panic!("{case}: ours {gate:?}, theirs {verdict:?}"),
+        }
+    }
+    assert_eq!(
+        i64::from(ours.exit_status),
+        peer["exit_status"].as_i64().expect("exit")
+    );
+    assert_eq!(
+        ours.totals.count,
+        peer["totals"]["count"].as_u64().expect("count")
+    );
+    assert_eq!(
+        ours.records.len(),
+        peer["records"].as_array().expect("records").len()
+    );
 }

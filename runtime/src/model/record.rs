@@ -1,16 +1,15 @@
-//! One run as the model holds it.
+//! One run as the model holds it. Its JSON shape (the peer's `message` / `error` split, a
+//! `cost` of `null` when nothing was spent) is written and read in `format::report`.
 //!
 //! Layer: model. Imports only `crate::types`.
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
-
 use crate::types::status::Outcome;
 use crate::types::usage::TokenUsage;
 
 /// One run.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Record {
     /// The row id of the run's case. Borrowed from the generated code in the process that ran
     /// it, so that recording a run allocates no strings for its identity.
@@ -22,24 +21,21 @@ pub struct Record {
     /// 1-based run number.
     pub run: u32,
     /// 1 for the first attempt; 2 and up for nextest retries, which rows do not count.
-    #[serde(default = "first_attempt")]
     pub attempt: u32,
     /// How the run ended.
     pub outcome: Outcome,
-    /// First line of the failure or error message.
+    /// First line of the failure or error message. The report writes a failure's as `message`
+    /// and an error's as `error`, as pytest-probability does.
     pub message: Option<String>,
     /// `file:line:column` of the panic, when there was one.
     pub location: Option<String>,
     /// Seconds the body took.
     pub elapsed: f64,
-    /// The run's total cost, usage included.
+    /// The run's total cost, usage included; the report writes `null` for a run that spent
+    /// nothing.
     pub cost: f64,
     /// Every usage entry recorded in the run.
     pub usage: Vec<TokenUsage>,
-}
-
-fn first_attempt() -> u32 {
-    1
 }
 
 impl Record {

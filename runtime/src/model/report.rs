@@ -19,8 +19,9 @@ use crate::types::status::{status_text, Outcome, Status};
 use crate::types::time::rfc3339_now;
 use crate::types::usage::UsageTotals;
 
-/// The version of the report layout; bumped on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version of the report layout; bumped on incompatible changes. 2: gate verdicts in lower
+/// case, an errored run's text in `error`, `cost: null` on a record that spent nothing.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A whole report: what the JSON file holds and what the summary shows.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

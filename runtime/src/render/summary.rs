@@ -52,9 +52,11 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         .map(|r| format!("{0}/{0}", r.total).len())
         .max()
         .unwrap_or(0);
+    // A row shows a cost only when its case spent something, as pytest-probability prints it.
     let cost_width = report
         .rows
         .iter()
+        .filter(|r| r.cost > 0.0)
         .map(|r| money(r.cost).len())
         .max()
         .unwrap_or(0);
@@ -76,7 +78,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         if let Some(column) = &intervals {
             let _ = write!(line, "  {}", column.cell(row));
         }
-        if show_cost {
+        if show_cost && row.cost > 0.0 {
             let _ = write!(line, "  {:>cost_width$}", money(row.cost));
         }
         if !status.is_empty() {

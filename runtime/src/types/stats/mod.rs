@@ -338,15 +338,19 @@ pub struct GateSpec {
     pub prior: Option<Prior>,
 }
 
-/// A gate's verdict.
+/// A gate's verdict. The report spells it in lower case, as pytest-probability does (the
+/// terminal upper-cases it); reports of schema 1 spelled it in upper case and still read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
+#[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// The evidence clears the bar.
+    #[serde(alias = "PASS")]
     Pass,
     /// The evidence is below the bar.
+    #[serde(alias = "FAIL")]
     Fail,
     /// The interval straddles the bar: more runs would settle it.
+    #[serde(alias = "UNDECIDED")]
     Undecided,
 }
 
