@@ -1,6 +1,10 @@
-//! The runs of this process: each run's start and end go to the session store (and the session
-//! report, when one is asked for) as they happen, and into memory for the summary this process
-//! prints at exit.
+//! This process's recorder: each run's start and end go to the session store as they happen,
+//! and into memory for the summary this process prints at exit. The session report, when one
+//! is asked for, is patched run by run in a process that holds one run (nextest's), and folded
+//! in batches in a process that runs many (libtest's), at most every few hundred milliseconds
+//! and at exit.
+//!
+//! Layer: harness.
 
 use std::borrow::Cow;
 use std::io;
@@ -9,10 +13,11 @@ use std::time::{Duration, Instant};
 
 use crate::harness::registry::{self, Case};
 use crate::harness::settings::{self, Settings};
+use crate::model::record::died_record;
 use crate::model::{CaseInfo, Record, Report};
 use crate::render;
 use crate::store::live::{Change, ReportFile};
-use crate::store::{self, ProcessFile, Session, DIED_MESSAGE};
+use crate::store::{self, ProcessFile, Session};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::status::Outcome;
 use crate::types::usage::TokenUsage;
@@ -146,8 +151,11 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
     };
     if let Some(recorder) = recorder(settings) {
         let bench = case.bench;
+        // Only a process that holds one run (nextest's) patches the session report run by run;
+        // a process that runs many folds its runs into it in batches (`fold_into_report`).
+        let live_report = recorder.report.as_ref().filter(|_| settings.per_test);
         // Built only when needed: this runs for every run.
-        let info = (first_of_case || recorder.report.is_some()).then(|| case.info());
+        let info = (first_of_case || live_report.is_some()).then(|| case.info());
         if let (true, Some(info)) = (first_of_case, &info) {
             warn_if_infeasible(info, settings);
         }
@@ -163,9 +171,9 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
                 .append_start(ticket, case.identity(), run, settings.attempt)?;
             Ok(describe)
         };
-        match (&recorder.report, &info) {
+        match (live_report, &info) {
             (Some(report), Some(info)) => {
-                let provisional = store::died_record(
+                let provisional = died_record(
                     Cow::Borrowed(bench.package()),
                     Cow::Borrowed(bench.module()),
                     Cow::Borrowed(case.row),
@@ -205,27 +213,83 @@ fn warn_if_infeasible(info: &CaseInfo, settings: &Settings) {
 pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Ending) {
     let settings = settings::get(&case.bench.config);
     let record = to_record(case, run, settings.attempt, ending);
-    if let Some(recorder) = recorder(settings) {
+    let recorder = recorder(settings);
+    if let Some(recorder) = recorder {
         let persist = |_described: bool| recorder.file.append_end(ticket, &record).map(|()| false);
-        if let Some(report) = &recorder.report {
-            let change = Change::Finish {
-                proc_id: recorder.file.proc_id(),
-                seq: ticket,
-                info: case.info(),
-                record: &record,
-            };
-            if let Err(error) = report.apply(&change, persist) {
-                warn_once("update the session report", &error);
+        match recorder.report.as_ref().filter(|_| settings.per_test) {
+            Some(report) => {
+                let change = Change::Finish {
+                    proc_id: recorder.file.proc_id(),
+                    seq: ticket,
+                    info: case.info(),
+                    record: &record,
+                };
+                if let Err(error) = report.apply(&change, persist) {
+                    warn_once("update the session report", &error);
+                }
             }
-        } else if let Err(error) = persist(false) {
-            warn_once("write to the session store", &error);
+            None => {
+                if let Err(error) = persist(false) {
+                    warn_once("write to the session store", &error);
+                }
+            }
         }
     }
-    let mut process = process();
-    if let Some(position) = process.in_flight.iter().position(|f| f.ticket == ticket) {
-        process.in_flight.swap_remove(position);
+    {
+        let mut process = process();
+        if let Some(position) = process.in_flight.iter().position(|f| f.ticket == ticket) {
+            process.in_flight.swap_remove(position);
+        }
+        process.records.push(record);
     }
-    process.records.push(record);
+    if let Some(report) = recorder.and_then(|recorder| recorder.report.as_ref()) {
+        if !settings.per_test {
+            fold_into_report(report);
+        }
+    }
+}
+
+/// The least time between two foldings of this process's runs into the session report, so
+/// that a watcher sees progress while the runs cost no report work of their own.
+const FOLD_EVERY: Duration = Duration::from_millis(300);
+
+/// When this process last folded its runs into the session report, and what that took.
+struct Folding {
+    last: Option<Instant>,
+    took: Duration,
+}
+
+static FOLDING: Mutex<Folding> = Mutex::new(Folding {
+    last: None,
+    took: Duration::ZERO,
+});
+
+/// Rebuilds the session report from the store when the last folding is long enough ago: at
+/// the first finished run, then at most every [`FOLD_EVERY`], and never more often than ten
+/// times what a folding takes, so that folding a large session costs its runs at most a tenth
+/// of their time. The store has every run as it starts and ends, so a run whose process dies
+/// before the next folding is an error in the report that the next process (or `cargo probtest
+/// report`) writes. At exit the process folds once more.
+fn fold_into_report(report: &ReportFile) {
+    let mut folding = match FOLDING.try_lock() {
+        Ok(folding) => folding,
+        // Another thread is folding: this run is in the store already, and in its folding or
+        // the next one.
+        Err(std::sync::TryLockError::WouldBlock) => return,
+        Err(std::sync::TryLockError::Poisoned(poison)) => poison.into_inner(),
+    };
+    let due = folding
+        .last
+        .is_none_or(|last| last.elapsed() >= FOLD_EVERY.max(folding.took * 10));
+    if !due {
+        return;
+    }
+    let began = Instant::now();
+    if let Err(error) = report.rebuild() {
+        warn_once("update the session report", &error);
+    }
+    folding.took = began.elapsed();
+    folding.last = Some(Instant::now());
 }
 
 /// Waits until `delay` has passed since the previous run of this process started; the first
@@ -303,19 +367,16 @@ fn take_records() -> (Vec<CaseInfo>, Vec<Record>) {
     drop(process);
     for flight in in_flight {
         let attempt = settings::peek().map_or(1, |s| s.attempt);
-        records.push(to_record(
-            flight.case,
+        let bench = flight.case.bench;
+        let mut died = died_record(
+            Cow::Borrowed(bench.package()),
+            Cow::Borrowed(bench.module()),
+            Cow::Borrowed(flight.case.row),
             flight.run,
             attempt,
-            Ending {
-                outcome: Outcome::Error,
-                message: Some(DIED_MESSAGE.to_string()),
-                location: None,
-                elapsed: flight.started.elapsed(),
-                cost: 0.0,
-                usage: Vec::new(),
-            },
-        ));
+        );
+        died.elapsed = flight.started.elapsed().as_secs_f64();
+        records.push(died);
     }
     (
         cases.into_iter().map(|case| case.info().clone()).collect(),

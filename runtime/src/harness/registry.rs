@@ -173,10 +173,24 @@ impl Case {
     /// so that it can be handed out without holding the table's lock.
     fn state(&'static self) -> &'static CaseState {
         static STATES: Mutex<BTreeMap<usize, &'static CaseState>> = Mutex::new(BTreeMap::new());
+        thread_local! {
+            /// The state this thread looked up last: a run asks for its case's state several
+            /// times, and the table's lock and search cost more than the rest of a short run.
+            static LAST: std::cell::Cell<Option<(usize, &'static CaseState)>> =
+                const { std::cell::Cell::new(None) };
+        }
+        let key = std::ptr::from_ref(self) as usize;
+        if let Ok(Some((last, state))) = LAST.try_with(std::cell::Cell::get) {
+            if last == key {
+                return state;
+            }
+        }
         let mut states = STATES.lock().unwrap_or_else(|poison| poison.into_inner());
-        states
-            .entry(std::ptr::from_ref(self) as usize)
-            .or_insert_with(|| Box::leak(Box::default()))
+        let state: &'static CaseState = states
+            .entry(key)
+            .or_insert_with(|| Box::leak(Box::default()));
+        let _ = LAST.try_with(|last| last.set(Some((key, state))));
+        state
     }
 
     /// Counts a finished run of this process; returns the counts so far, and whether this was
@@ -322,6 +336,8 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
 });
 /// Set once any teardown is registered, so that runs without teardowns skip the bookkeeping.
 static HAS_TEARDOWNS: AtomicBool = AtomicBool::new(false);
+/// Set once any setup is registered, so that runs without setups skip the registry's lock.
+static HAS_SETUPS: AtomicBool = AtomicBool::new(false);
 
 fn registry() -> MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(|poison| poison.into_inner())
@@ -337,8 +353,9 @@ fn in_scope(module: &str, scope: &str) -> bool {
 
 #[doc(hidden)]
 pub fn register_hook(hook: Hook) {
-    if hook.kind == HookKind::Teardown {
-        HAS_TEARDOWNS.store(true, Ordering::Relaxed);
+    match hook.kind {
+        HookKind::Teardown => HAS_TEARDOWNS.store(true, Ordering::Relaxed),
+        HookKind::Setup => HAS_SETUPS.store(true, Ordering::Relaxed),
     }
     registry().hooks.push(HookEntry {
         hook,
@@ -351,6 +368,10 @@ pub fn register_hook(hook: Hook) {
 /// Runs the setups that cover `bench`'s module (outermost first), once each per process.
 /// The first failure is the result for every run of the module.
 pub(crate) fn ensure_setup(bench: &'static Bench) -> Result<(), String> {
+    // Hooks register before `main`, so none can appear after the first run asks.
+    if !HAS_SETUPS.load(Ordering::Relaxed) {
+        return Ok(());
+    }
     let mut registry = registry();
     let key = std::ptr::from_ref(bench) as usize;
     if let Some(result) = registry.setups.get(&key) {
@@ -406,7 +427,7 @@ pub(crate) fn run_finished(bench: &'static Bench) {
         });
         if entry.finished_runs >= expected {
             entry.done = Some(Ok(()));
-            report_teardown(&entry.hook);
+            run_teardown(&entry.hook);
         }
     }
 }
@@ -422,7 +443,7 @@ pub(crate) fn run_remaining_teardowns() {
         if entry.hook.kind == HookKind::Teardown && entry.done.is_none() && entry.finished_runs > 0
         {
             entry.done = Some(Ok(()));
-            report_teardown(&entry.hook);
+            run_teardown(&entry.hook);
         }
     }
 }
@@ -432,7 +453,7 @@ pub(crate) fn has_teardowns() -> bool {
     HAS_TEARDOWNS.load(Ordering::Relaxed)
 }
 
-fn report_teardown(hook: &Hook) {
+fn run_teardown(hook: &Hook) {
     if let Err(message) = hook.call() {
         // Straight to the process's stderr: a teardown often runs inside the last test of its
         // module, whose captured output libtest drops when that test passed.

@@ -6,8 +6,6 @@
 //! Field names follow the Python plugin's report (`created`, `runs`, `exit_status`, `totals`,
 //! `rows`, `records`), so the two tools can read each other's reports.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::model::aggregate::aggregates;
@@ -289,40 +287,58 @@ impl Report {
     /// report lists the records.
     pub(crate) fn build_with<T>(
         cases: impl IntoIterator<Item = CaseInfo>,
-        mut records: Vec<(Record, T)>,
+        records: Vec<(Record, T)>,
         config: &StatsConfig,
     ) -> (Report, Vec<T>) {
-        let cases: Vec<CaseInfo> = cases.into_iter().collect();
-        let known: HashMap<(&str, &str, &str), &CaseInfo> =
-            cases.iter().map(|info| (info.key(), info)).collect();
-        let mut rows: Vec<Row> = Vec::new();
-        {
-            // Keys borrow from the records: nothing is allocated per record.
-            let mut row_of: HashMap<(&str, &str, &str), usize> = HashMap::new();
-            for (record, _) in &records {
-                let key = record.key();
-                let index = *row_of.entry(key).or_insert_with(|| {
-                    let info = known
-                        .get(&key)
-                        .map_or_else(|| CaseInfo::unknown(record), |info| (*info).clone());
-                    rows.push(Row::new(info));
-                    rows.len() - 1
-                });
-                rows[index].add(record);
+        // Grouped by sorting, not hashing: no hasher keys are drawn (std's draw them from the
+        // OS per thread), and every process that prints a summary builds a report at exit.
+        let mut cases: Vec<CaseInfo> = cases.into_iter().collect();
+        // A case described twice keeps its last description.
+        cases.reverse();
+        cases.sort_by(|a, b| a.key().cmp(&b.key()));
+        cases.dedup_by(|later, first| later.key() == first.key());
+        let mut order: Vec<usize> = (0..records.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&records[a].0, &records[b].0);
+            (a.key(), a.run, a.attempt).cmp(&(b.key(), b.run, b.attempt))
+        });
+        // Each record's row, and each row's records (in run order) as a range of `order`.
+        let mut row_of = vec![0; records.len()];
+        let mut rows: Vec<(Row, std::ops::Range<usize>)> = Vec::new();
+        let mut start = 0;
+        while start < order.len() {
+            let first = &records[order[start]].0;
+            let key = first.key();
+            let mut end = start + 1;
+            while end < order.len() && records[order[end]].0.key() == key {
+                end += 1;
+            }
+            let info = match cases.binary_search_by(|info| info.key().cmp(&key)) {
+                Ok(found) => cases[found].clone(),
+                Err(_) => CaseInfo::unknown(first),
+            };
+            for &index in &order[start..end] {
+                row_of[index] = rows.len();
+            }
+            rows.push((Row::new(info), start..end));
+            start = end;
+        }
+        // Counted in the order the records came, as a report kept run by run counts them.
+        for (index, (record, _)) in records.iter().enumerate() {
+            rows[row_of[index]].0.add(record);
+        }
+        rows.sort_by(|a, b| a.0.info.order_key().cmp(&b.0.info.order_key()));
+        let mut taken: Vec<Option<(Record, T)>> = records.into_iter().map(Some).collect();
+        let mut records: Vec<(Record, T)> = Vec::with_capacity(taken.len());
+        for (_, range) in &rows {
+            for &index in &order[range.clone()] {
+                records.extend(taken[index].take());
             }
         }
-        rows.sort_by(|a, b| a.info.order_key().cmp(&b.info.order_key()));
+        let mut rows: Vec<Row> = rows.into_iter().map(|(row, _)| row).collect();
         for row in &mut rows {
             row.settle(config);
         }
-        let position: HashMap<(&str, &str, &str), usize> = rows
-            .iter()
-            .enumerate()
-            .map(|(position, row)| (row.info.key(), position))
-            .collect();
-        records.sort_by_cached_key(|(record, _)| {
-            (position[&record.key()], record.run, record.attempt)
-        });
         // Totals follow the sorted records, so models are listed in the order rows first use them.
         let mut totals = Totals::default();
         for (record, _) in &records {

@@ -1,0 +1,407 @@
+//! Applying a change to the report in place: the index and the row state read under the lock,
+//! the row's tail, the head and the run's record patched in their slots, and the running
+//! totals and function sums kept in step with the rows.
+//!
+//! Layer: store.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+
+use crate::model::{infeasible, Aggregate, CaseInfo, Row};
+use crate::store::live::file_io::{padded, read_all, row_capacity, row_file_name, write_at};
+use crate::store::live::state::{FunctionSums, Index, OpenRun, RowState, Slot, DIRTY};
+use crate::store::live::{Change, Handles, ReportFile, RowHandle, RECORD_SLACK, TAIL};
+use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::StatsConfig;
+
+/// What a row counted for before a change: whether it failed the session, and its metrics.
+struct Counted<'a> {
+    fails: bool,
+    metrics: &'a OrderedMap<f64>,
+}
+
+impl Index {
+    /// Accounts for a row changing from `before` (none for a new row) to `after`.
+    fn row_changed(&mut self, before: Option<Counted<'_>>, after: &Row, config: &StatsConfig) {
+        let fails_before = before.as_ref().is_some_and(|before| before.fails);
+        self.failing_rows = (self.failing_rows + u64::from(after.fails_session(config)))
+            .saturating_sub(u64::from(fails_before));
+        functions_changed(
+            &mut self.functions,
+            before.map(|before| before.metrics),
+            after,
+            config,
+        );
+    }
+
+    fn aggregates(&self, config: &StatsConfig) -> Vec<Aggregate> {
+        aggregates_of(&self.functions, config)
+    }
+}
+
+/// Moves a row's metrics from `before` (none for a new row) to `after` in its function's sums.
+pub(super) fn functions_changed(
+    functions: &mut Vec<FunctionSums>,
+    before: Option<&OrderedMap<f64>>,
+    after: &Row,
+    config: &StatsConfig,
+) {
+    // Without metrics there are no means to keep, and the index stays the same size however
+    // many functions the session has.
+    if config.metrics.is_empty() {
+        return;
+    }
+    let names: Vec<String> = config.metrics.iter().map(|m| m.name()).collect();
+    let position = functions
+        .iter()
+        .position(|f| f.function == after.info.function && f.module == after.info.module)
+        .unwrap_or_else(|| {
+            functions.push(FunctionSums {
+                function: after.info.function.clone(),
+                module: after.info.module.clone(),
+                cases: 0,
+                sums: vec![0.0; names.len()],
+                counts: vec![0; names.len()],
+            });
+            functions.len() - 1
+        });
+    let sums = &mut functions[position];
+    if before.is_none() {
+        sums.cases += 1;
+    }
+    for (index, name) in names.iter().enumerate() {
+        if let Some(value) = before.and_then(|metrics| metrics.get(name)) {
+            sums.sums[index] -= value;
+            sums.counts[index] -= 1;
+        }
+        if let Some(value) = after.metrics.get(name) {
+            sums.sums[index] += value;
+            sums.counts[index] += 1;
+        }
+    }
+}
+
+/// The aggregates the sums give.
+fn aggregates_of(functions: &[FunctionSums], config: &StatsConfig) -> Vec<Aggregate> {
+    if config.metrics.is_empty() {
+        return Vec::new();
+    }
+    functions
+        .iter()
+        .map(|sums| {
+            let mut aggregate = Aggregate {
+                function: sums.function.clone(),
+                module: sums.module.clone(),
+                metrics: OrderedMap::default(),
+                left_out: OrderedMap::default(),
+            };
+            for (index, metric) in config.metrics.iter().enumerate() {
+                let (sum, count) = (sums.sums[index], sums.counts[index]);
+                if count > 0 {
+                    aggregate
+                        .metrics
+                        .0
+                        .push((metric.name(), sum / count as f64));
+                }
+                aggregate
+                    .left_out
+                    .0
+                    .push((metric.name(), sums.cases - count));
+            }
+            aggregate
+        })
+        .collect()
+}
+
+impl RowState {
+    /// The row this state and `info` describe, settled under `config`.
+    fn take_row(&mut self, info: &CaseInfo) -> Row {
+        let mut row = Row::new(info.clone());
+        row.passes = self.passes;
+        row.fails = self.fails;
+        row.errors = self.errors;
+        row.total = self.total;
+        row.cost = self.cost;
+        row.usage = std::mem::take(&mut self.usage);
+        row
+    }
+
+    /// Takes the counts of `row` back, with what the row counts for in the index.
+    pub(super) fn update(&mut self, row: &Row, config: &StatsConfig) {
+        self.passes = row.passes;
+        self.fails = row.fails;
+        self.errors = row.errors;
+        self.total = row.total;
+        self.cost = row.cost;
+        self.usage = row.usage.clone();
+        self.fails_session = row.fails_session(config);
+        self.metrics = row.metrics.clone();
+    }
+
+    fn counted(&self) -> Counted<'_> {
+        Counted {
+            fails: self.fails_session,
+            metrics: &self.metrics,
+        }
+    }
+}
+
+/// What a change needs to be made in place, read under the lock before the change is persisted.
+pub(super) struct Prepared {
+    index: Index,
+    /// The row's state; `None` for a case the report has no row for yet.
+    pub(super) existing: Option<RowState>,
+}
+
+/// Whether a change was made in place, or the report must be rebuilt from the store.
+pub(super) enum Incremental {
+    Done,
+    Rebuild,
+}
+
+impl ReportFile {
+    /// The index, when it is clean and describes the report file as it is on disk.
+    fn load_index(&self, handles: &mut Handles) -> Option<Index> {
+        if handles.index.is_none() {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(self.dir().join("index"))
+                .ok()?;
+            handles.index = Some(file);
+        }
+        let index = Index::decode(&read_all(handles.index.as_ref()?).ok()?)?;
+        if index.path != self.path_bytes() {
+            return None;
+        }
+        let report = match handles.report.take() {
+            Some((generation, file)) if generation == index.generation => file,
+            _ => OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&self.path)
+                .ok()?,
+        };
+        let on_disk = report.metadata().ok()?.len();
+        handles.report = Some((index.generation, report));
+        (index.file_len == on_disk).then_some(index)
+    }
+
+    /// The index and the state of the change's row, read before the change is persisted;
+    /// `None` when the report must be rebuilt.
+    pub(super) fn prepare(
+        &self,
+        handles: &mut Handles,
+        change: &Change<'_>,
+    ) -> io::Result<Option<Prepared>> {
+        let Some(index) = self.load_index(handles) else {
+            return Ok(None);
+        };
+        let key = change.info().key();
+        let generation = index.generation;
+        let row = match handles.row.take() {
+            Some(row) if row.is(generation, key) => row,
+            _ => {
+                let path = self
+                    .dir()
+                    .join(format!("rows-{generation}"))
+                    .join(row_file_name(key));
+                let file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(path)?;
+                let (package, module, case) = key;
+                RowHandle {
+                    generation,
+                    key: [package.to_string(), module.to_string(), case.to_string()],
+                    file,
+                }
+            }
+        };
+        let row_file = &handles.row.insert(row).file;
+        let row_bytes = read_all(row_file)?;
+        let existing = if row_bytes.is_empty() {
+            None
+        } else {
+            match RowState::decode(&row_bytes) {
+                Some(state) if state.key() == key => Some(state),
+                _ => return Ok(None),
+            }
+        };
+        Ok(Some(Prepared { index, existing }))
+    }
+
+    /// Applies `change` in place; `record_text` is the JSON of its record, and `described_now`
+    /// whether persisting the change described its case to the store.
+    pub(super) fn incremental(
+        &self,
+        handles: &mut Handles,
+        prepared: Prepared,
+        change: &Change<'_>,
+        record_text: String,
+        described_now: bool,
+    ) -> io::Result<Incremental> {
+        let Prepared {
+            mut index,
+            existing,
+        } = prepared;
+        let (Some(index_file), Some((_, report)), Some(RowHandle { file: row_file, .. })) = (
+            handles.index.as_ref(),
+            handles.report.as_ref(),
+            handles.row.as_ref(),
+        ) else {
+            return Ok(Incremental::Rebuild);
+        };
+        let info = change.info();
+        // From here on the report may be half-patched until the index is saved clean again.
+        write_at(index_file, 0, &[DIRTY])?;
+        let is_new = existing.is_none();
+        let mut state = match (change, existing) {
+            (_, Some(state)) => state,
+            (Change::Start { .. }, None) => match self.new_row_slot(&mut index, report, info)? {
+                Some(state) => state,
+                None => return Ok(Incremental::Rebuild),
+            },
+            (Change::Finish { .. }, None) => return Ok(Incremental::Rebuild),
+        };
+        state.described |= described_now;
+        let mut row = state.take_row(info);
+        match change {
+            Change::Start {
+                proc_id,
+                seq,
+                provisional,
+                ..
+            } => {
+                row.add(provisional);
+                index.totals.add(provisional);
+                index.runs = index.runs.max(info.runs);
+                let capacity = record_text.len() as u64 + RECORD_SLACK;
+                let slot = self.append_record(&mut index, report, record_text, capacity)?;
+                state.open.push(OpenRun {
+                    proc: proc_id.to_string(),
+                    seq: *seq,
+                    slot,
+                });
+            }
+            Change::Finish {
+                proc_id,
+                seq,
+                record,
+                ..
+            } => {
+                let Some(position) = state
+                    .open
+                    .iter()
+                    .position(|open| open.proc == *proc_id && open.seq == *seq)
+                else {
+                    return Ok(Incremental::Rebuild);
+                };
+                let open = state.open.swap_remove(position);
+                if record.is_retry() {
+                    // A retry was counted once, as a retry, when it started; it stays that way.
+                } else {
+                    row.retract_provisional();
+                    index.totals.retract_provisional();
+                    row.add(record);
+                    index.totals.add(record);
+                }
+                // The slot holds the provisional record and spaces: the record is padded over
+                // the provisional one only, not over the whole slot.
+                let provisional_len = open.slot.capacity.saturating_sub(RECORD_SLACK);
+                let cover = provisional_len.max(record_text.len() as u64);
+                if cover > open.slot.capacity {
+                    return Ok(Incremental::Rebuild);
+                }
+                let Some(text) = padded(record_text, cover) else {
+                    return Ok(Incremental::Rebuild);
+                };
+                write_at(report, open.slot.offset, text.as_bytes())?;
+            }
+        }
+        row.settle(&self.stats);
+        if is_new {
+            if let Some(warning) = infeasible(info, &self.stats) {
+                index.warnings.push(warning);
+            }
+        }
+        index.row_changed((!is_new).then(|| state.counted()), &row, &self.stats);
+        let tail = row.tail_json()?;
+        let tail_slot = state.tail_slot();
+        let Some(tail) = padded(tail, tail_slot.capacity) else {
+            return Ok(Incremental::Rebuild);
+        };
+        let head = crate::format::report::head(
+            index.runs,
+            i32::from(index.failing_rows > 0),
+            &index.totals,
+            &index.aggregates(&self.stats),
+            &index.warnings,
+        )?;
+        let Some(head) = padded(head, index.head.capacity) else {
+            return Ok(Incremental::Rebuild);
+        };
+        write_at(report, tail_slot.offset, tail.as_bytes())?;
+        write_at(report, index.head.offset, head.as_bytes())?;
+        state.update(&row, &self.stats);
+        // The files never shrink: what is left of an older, longer content is ignored.
+        write_at(row_file, 0, &state.encode()?)?;
+        write_at(index_file, 0, &index.encode()?)?;
+        Ok(Incremental::Done)
+    }
+
+    /// Places a new row, with its case's fixed prefix, in the free space; `None` when there is
+    /// no room left.
+    fn new_row_slot(
+        &self,
+        index: &mut Index,
+        report: &File,
+        info: &CaseInfo,
+    ) -> io::Result<Option<RowState>> {
+        let prefix = info.row_prefix().map_err(io::Error::other)?;
+        let tail = Row::new(info.clone()).tail_json()?;
+        let capacity = row_capacity((prefix.len() + tail.len()) as u64);
+        let separator = if index.row_count == 0 { "\n" } else { ",\n" };
+        let offset = index.rows_free + separator.len() as u64;
+        if offset + capacity > index.rows_end {
+            return Ok(None);
+        }
+        write_at(
+            report,
+            index.rows_free,
+            format!("{separator}{prefix}").as_bytes(),
+        )?;
+        index.rows_free = offset + capacity;
+        index.row_count += 1;
+        Ok(Some(RowState::new(
+            info,
+            Slot { offset, capacity },
+            prefix.len() as u64,
+        )))
+    }
+
+    /// Appends a record at the end of the records array and returns its slot.
+    fn append_record(
+        &self,
+        index: &mut Index,
+        report: &File,
+        text: String,
+        capacity: u64,
+    ) -> io::Result<Slot> {
+        let separator = if index.record_count == 0 { "\n" } else { ",\n" };
+        let offset = index.records_end + separator.len() as u64;
+        let mut bytes = String::with_capacity(separator.len() + capacity as usize + TAIL.len());
+        bytes.push_str(separator);
+        bytes.push_str(&text);
+        let mut bytes = padded(bytes, separator.len() as u64 + capacity)
+            .ok_or_else(|| io::Error::other("a record does not fit its own slot"))?;
+        bytes.push_str(TAIL);
+        write_at(report, index.records_end, bytes.as_bytes())?;
+        index.records_end = offset + capacity;
+        index.record_count += 1;
+        index.file_len = index.records_end + TAIL.len() as u64;
+        Ok(Slot { offset, capacity })
+    }
+}

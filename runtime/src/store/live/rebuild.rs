@@ -1,0 +1,162 @@
+//! Rebuilding the report from the session store, in source order, with room to grow: what
+//! happens when a change cannot be made in place, or the report and its files disagree.
+//!
+//! Layer: store.
+
+use std::fs;
+use std::io;
+
+use crate::model::{Report, Row};
+use crate::store::atomic::write_atomically;
+use crate::store::live::file_io::{padded, row_capacity, row_file_name};
+use crate::store::live::incremental::functions_changed;
+use crate::store::live::state::{FunctionSums, Index, OpenRun, RowState, Slot};
+use crate::store::live::{Handles, ReportFile, RECORD_SLACK, TAIL};
+use crate::types::stats::StatsConfig;
+use crate::types::time::rfc3339_now;
+
+/// Free space for new rows left by a rebuild, at least: room for some 350 cases, so that a
+/// session of ordinary size never rebuilds after its first run (a rebuild reads the whole
+/// store while every other process waits). JSON reads the spaces as whitespace.
+/// The unit tests use less, to go through rebuilds.
+const MIN_ROWS_FREE: u64 = if cfg!(test) { 16 * 1024 } else { 256 * 1024 };
+
+impl ReportFile {
+    /// [`ReportFile::rebuild`], with the session's lock held.
+    pub(super) fn rebuild_locked(&self, handles: &mut Handles) -> io::Result<()> {
+        let old: Option<Index> = fs::read(self.dir().join("index"))
+            .ok()
+            .and_then(|bytes| Index::decode(&bytes));
+        let generation = old.as_ref().map_or(1, |index| index.generation + 1);
+        let created = old
+            .as_ref()
+            .filter(|index| index.path == self.path_bytes())
+            .map_or_else(rfc3339_now, |index| index.created.clone());
+        let data = self.session.load()?;
+        let described: std::collections::HashSet<(String, String, String)> = data
+            .cases
+            .iter()
+            .map(|info| {
+                let (package, module, case) = info.key();
+                (package.to_string(), module.to_string(), case.to_string())
+            })
+            .collect();
+        let paired = data.records.into_iter().zip(data.open).collect();
+        let (report, open) = Report::build_with(data.cases, paired, &self.stats);
+
+        let mut text = crate::format::report::header(&created, self.session.key(), &self.stats)?;
+        let head = crate::format::report::head(
+            report.runs,
+            report.exit_status,
+            &report.totals,
+            &report.aggregates,
+            &report.warnings,
+        )?;
+        let head_slot = Slot {
+            offset: text.len() as u64,
+            capacity: head.len() as u64 * 2 + 256,
+        };
+        text.push_str(&padded(head, head_slot.capacity).unwrap_or_default());
+        text.push_str(",\n\"rows\":[");
+        let rows_start = text.len() as u64;
+        let mut states: Vec<RowState> = Vec::with_capacity(report.rows.len());
+        for (position, row) in report.rows.iter().enumerate() {
+            text.push_str(if position == 0 { "\n" } else { ",\n" });
+            let prefix = row.info.row_prefix().map_err(io::Error::other)?;
+            let tail = row.tail_json()?;
+            let capacity = row_capacity((prefix.len() + tail.len()) as u64);
+            let offset = text.len() as u64;
+            let prefix_len = prefix.len() as u64;
+            text.push_str(&padded(prefix + &tail, capacity).unwrap_or_default());
+            let mut state = RowState::new(&row.info, Slot { offset, capacity }, prefix_len);
+            state.update(row, &self.stats);
+            let (package, module, case) = row.info.key();
+            // A row of a case whose description was lost (a torn line) keeps asking for one.
+            state.described =
+                described.contains(&(package.to_string(), module.to_string(), case.to_string()));
+            states.push(state);
+        }
+        let rows_free = text.len() as u64;
+        let free = (rows_free - rows_start).max(MIN_ROWS_FREE);
+        text.push_str(&" ".repeat(free as usize));
+        let rows_end = text.len() as u64;
+        text.push_str("\n],\"records\":[");
+        for (position, (record, open)) in report.records.iter().zip(open).enumerate() {
+            text.push_str(if position == 0 { "\n" } else { ",\n" });
+            let record_text = crate::format::report::record(record)?;
+            let offset = text.len() as u64;
+            match open {
+                Some((proc, seq)) => {
+                    let capacity = record_text.len() as u64 + RECORD_SLACK;
+                    text.push_str(&padded(record_text, capacity).unwrap_or_default());
+                    if let Some(state) = states.iter_mut().find(|state| state.key() == record.key())
+                    {
+                        state.open.push(OpenRun {
+                            proc,
+                            seq,
+                            slot: Slot { offset, capacity },
+                        });
+                    }
+                }
+                None => text.push_str(&record_text),
+            }
+        }
+        let records_end = text.len() as u64;
+        text.push_str(TAIL);
+
+        write_atomically(&self.path, text.as_bytes())?;
+        let rows_dir = self.dir().join(format!("rows-{generation}"));
+        fs::create_dir_all(&rows_dir)?;
+        for state in &states {
+            fs::write(rows_dir.join(row_file_name(state.key())), state.encode()?)?;
+        }
+        let index = Index {
+            path: self.path_bytes().to_vec(),
+            generation,
+            file_len: text.len() as u64,
+            created,
+            head: head_slot,
+            rows_free,
+            rows_end,
+            row_count: report.rows.len() as u64,
+            records_end,
+            record_count: report.records.len() as u64,
+            runs: report.runs,
+            failing_rows: report
+                .rows
+                .iter()
+                .filter(|row| row.fails_session(&self.stats))
+                .count() as u64,
+            functions: function_sums(&report.rows, &self.stats),
+            warnings: report.warnings.clone(),
+            totals: report.totals,
+        };
+        fs::write(self.dir().join("index"), index.encode()?)?;
+        handles.index = None;
+        handles.report = None;
+        handles.row = None;
+        // Row states of earlier generations describe a file that no longer exists.
+        if let Ok(entries) = fs::read_dir(self.dir()) {
+            for entry in entries.filter_map(Result::ok) {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let stale = name
+                    .strip_prefix("rows-")
+                    .and_then(|g| g.parse::<u64>().ok())
+                    .is_some_and(|g| g != generation);
+                if stale {
+                    let _ = fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The sums behind each function's aggregates, as a rebuild finds them.
+fn function_sums(rows: &[Row], config: &StatsConfig) -> Vec<FunctionSums> {
+    let mut functions = Vec::new();
+    for row in rows {
+        functions_changed(&mut functions, None, row, config);
+    }
+    functions
+}
