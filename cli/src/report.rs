@@ -78,11 +78,13 @@ pub fn load_json(path: &Path) -> Result<Report, Error> {
 /// The report rebuilt from its records: rows and totals are recomputed, never taken from the
 /// stored (rounded) numbers.
 pub fn rebuild(report: &Report) -> Report {
-    Report::build(
+    let mut rebuilt = Report::build(
         report.cases().cloned(),
         report.records.clone(),
         &report.stats_config,
-    )
+    );
+    rebuilt.session.clone_from(&report.session);
+    rebuilt
 }
 
 /// The session `id` under `sessions`, or the latest one without an id.

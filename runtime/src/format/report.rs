@@ -272,5 +272,8 @@ mod header_tests {
             value["stats_config"],
             serde_json::to_value(&stats).expect("stats")
         );
+        // The session survives reading the report back.
+        let report = Report::from_json(&text).expect("a report");
+        assert_eq!(report.session.as_deref(), Some("nextest \"a\"\\b"));
     }
 }

@@ -16,8 +16,8 @@ use crate::harness::settings::{self, Settings};
 use crate::model::record::died_record;
 use crate::model::{CaseInfo, Record, Report};
 use crate::render;
-use crate::store::live::{Change, ReportFile};
-use crate::store::{self, ProcessFile, Session};
+use crate::store::writer::{RunEvent, RunFinished, RunStarted, SessionWriter};
+use crate::store::{self, Session};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::status::Outcome;
 use crate::types::usage::TokenUsage;
@@ -63,19 +63,14 @@ fn process() -> MutexGuard<'static, Process> {
     PROCESS.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
-/// Where this process's runs are persisted; `None` when the store could not be created (the
-/// summary and report then cover this process alone, as written at exit).
-struct Recorder {
-    file: ProcessFile,
-    report: Option<ReportFile>,
-}
+/// The session's writers as this process holds them; `None` when the store could not be
+/// created (the summary and report then cover this process alone, as written at exit).
+static WRITER: OnceLock<Option<SessionWriter>> = OnceLock::new();
 
-static RECORDER: OnceLock<Option<Recorder>> = OnceLock::new();
-
-fn recorder(settings: &Settings) -> Option<&'static Recorder> {
-    RECORDER
-        .get_or_init(|| match open_recorder(settings) {
-            Ok(recorder) => Some(recorder),
+fn writer(settings: &Settings) -> Option<&'static SessionWriter> {
+    WRITER
+        .get_or_init(|| match open_writer(settings) {
+            Ok(writer) => Some(writer),
             Err(error) => {
                 eprintln!(
                     "probtest: cannot record this session ({error}); the summary and report cover this process only"
@@ -103,21 +98,14 @@ fn target_dir() -> io::Result<std::path::PathBuf> {
         .ok_or_else(|| io::Error::other("the test binary is not in a cargo target directory"))
 }
 
-fn open_recorder(settings: &Settings) -> io::Result<Recorder> {
+fn open_writer(settings: &Settings) -> io::Result<SessionWriter> {
     let target = target_dir()?;
-    let session = Session::new(&store::sessions_dir(&target), &settings.session);
-    let report_path = settings.json.as_ref().map(|path| path.display.clone());
-    let file = ProcessFile::create(
-        session.clone(),
-        settings.per_test,
-        report_path,
-        &settings.stats,
-    )?;
+    let session = Session::new(&store::sessions_dir(&target), &settings.session_key);
     let report = settings
         .json
         .as_ref()
-        .map(|path| ReportFile::new(session, path.resolved.clone(), settings.stats.clone()));
-    Ok(Recorder { file, report })
+        .map(|path| (path.display.clone(), path.resolved.clone()));
+    SessionWriter::open(session, settings.per_test, report, &settings.stats)
 }
 
 /// Reports a failed write once, then keeps quiet: a broken store must not fail the tests.
@@ -149,52 +137,22 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
         }
         (ticket, first)
     };
-    if let Some(recorder) = recorder(settings) {
-        let bench = case.bench;
-        // Only a process that holds one run (nextest's) patches the session report run by run;
-        // a process that runs many folds its runs into it in batches (`fold_into_report`).
-        let live_report = recorder.report.as_ref().filter(|_| settings.per_test);
+    if let Some(writer) = writer(settings) {
         // Built only when needed: this runs for every run.
-        let info = (first_of_case || live_report.is_some()).then(|| case.info());
-        if let (true, Some(info)) = (first_of_case, &info) {
+        let info = (first_of_case || writer.wants_descriptions()).then(|| case.info());
+        if let (true, Some(info)) = (first_of_case, info) {
             warn_if_infeasible(info, settings);
         }
-        // `described`: the session report says another process already described the case.
-        // Returns whether it described the case.
-        let persist = |described: bool| {
-            let describe = first_of_case && !described;
-            if let (true, Some(info)) = (describe, &info) {
-                recorder.file.queue_case(info)?;
-            }
-            recorder
-                .file
-                .append_start(ticket, case.identity(), run, settings.attempt)?;
-            Ok(describe)
-        };
-        match (live_report, &info) {
-            (Some(report), Some(info)) => {
-                let provisional = died_record(
-                    Cow::Borrowed(bench.package()),
-                    Cow::Borrowed(bench.module()),
-                    Cow::Borrowed(case.row),
-                    run,
-                    settings.attempt,
-                );
-                let change = Change::Start {
-                    proc_id: recorder.file.proc_id(),
-                    seq: ticket,
-                    info,
-                    provisional: &provisional,
-                };
-                if let Err(error) = report.apply(&change, persist) {
-                    warn_once("update the session report", &error);
-                }
-            }
-            _ => {
-                if let Err(error) = persist(false) {
-                    warn_once("write to the session store", &error);
-                }
-            }
+        let event = RunEvent::Started(RunStarted {
+            seq: ticket,
+            identity: case.identity(),
+            run,
+            attempt: settings.attempt,
+            info,
+            first_in_process: first_of_case,
+        });
+        if let Err(error) = writer.consume(&event) {
+            warn_once("write to the session store", &error);
         }
     }
     ticket
@@ -213,26 +171,15 @@ fn warn_if_infeasible(info: &CaseInfo, settings: &Settings) {
 pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Ending) {
     let settings = settings::get(&case.bench.config);
     let record = to_record(case, run, settings.attempt, ending);
-    let recorder = recorder(settings);
-    if let Some(recorder) = recorder {
-        let persist = |_described: bool| recorder.file.append_end(ticket, &record).map(|()| false);
-        match recorder.report.as_ref().filter(|_| settings.per_test) {
-            Some(report) => {
-                let change = Change::Finish {
-                    proc_id: recorder.file.proc_id(),
-                    seq: ticket,
-                    info: case.info(),
-                    record: &record,
-                };
-                if let Err(error) = report.apply(&change, persist) {
-                    warn_once("update the session report", &error);
-                }
-            }
-            None => {
-                if let Err(error) = persist(false) {
-                    warn_once("write to the session store", &error);
-                }
-            }
+    let writer = writer(settings);
+    if let Some(writer) = writer {
+        let event = RunEvent::Finished(RunFinished {
+            seq: ticket,
+            info: writer.wants_descriptions().then(|| case.info()),
+            record: &record,
+        });
+        if let Err(error) = writer.consume(&event) {
+            warn_once("write to the session store", &error);
         }
     }
     {
@@ -242,54 +189,9 @@ pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Endin
         }
         process.records.push(record);
     }
-    if let Some(report) = recorder.and_then(|recorder| recorder.report.as_ref()) {
-        if !settings.per_test {
-            fold_into_report(report);
-        }
-    }
-}
-
-/// The least time between two foldings of this process's runs into the session report, so
-/// that a watcher sees progress while the runs cost no report work of their own.
-const FOLD_EVERY: Duration = Duration::from_millis(300);
-
-/// When this process last folded its runs into the session report, and what that took.
-struct Folding {
-    last: Option<Instant>,
-    took: Duration,
-}
-
-static FOLDING: Mutex<Folding> = Mutex::new(Folding {
-    last: None,
-    took: Duration::ZERO,
-});
-
-/// Rebuilds the session report from the store when the last folding is long enough ago: at
-/// the first finished run, then at most every [`FOLD_EVERY`], and never more often than ten
-/// times what a folding takes, so that folding a large session costs its runs at most a tenth
-/// of their time. The store has every run as it starts and ends, so a run whose process dies
-/// before the next folding is an error in the report that the next process (or `cargo probtest
-/// report`) writes. At exit the process folds once more.
-fn fold_into_report(report: &ReportFile) {
-    let mut folding = match FOLDING.try_lock() {
-        Ok(folding) => folding,
-        // Another thread is folding: this run is in the store already, and in its folding or
-        // the next one.
-        Err(std::sync::TryLockError::WouldBlock) => return,
-        Err(std::sync::TryLockError::Poisoned(poison)) => poison.into_inner(),
-    };
-    let due = folding
-        .last
-        .is_none_or(|last| last.elapsed() >= FOLD_EVERY.max(folding.took * 10));
-    if !due {
-        return;
-    }
-    let began = Instant::now();
-    if let Err(error) = report.rebuild() {
+    if let Some(Err(error)) = writer.map(SessionWriter::fold_if_due) {
         warn_once("update the session report", &error);
     }
-    folding.took = began.elapsed();
-    folding.last = Some(Instant::now());
 }
 
 /// Waits until `delay` has passed since the previous run of this process started; the first
@@ -415,7 +317,7 @@ fn exit_work_pending() -> bool {
     let Some(settings) = settings::peek() else {
         return registry::has_teardowns();
     };
-    let recorded = RECORDER.get().is_some_and(Option::is_some);
+    let recorded = WRITER.get().is_some_and(Option::is_some);
     registry::has_teardowns() || !(settings.per_test && recorded)
 }
 
@@ -428,8 +330,8 @@ fn finish_process() {
     let Some(settings) = settings::peek() else {
         return;
     };
-    let recorder = RECORDER.get().and_then(Option::as_ref);
-    if settings.per_test && recorder.is_some() {
+    let writer = WRITER.get().and_then(Option::as_ref);
+    if settings.per_test && writer.is_some() {
         // One nextest process holds one run: its section would say nothing the session's
         // summary (`cargo probtest run --nextest`) does not, and its run is already stored.
         return;
@@ -441,10 +343,9 @@ fn finish_process() {
     let report = Report::build(cases, records, &settings.stats);
     let mut report_line = None;
     if let Some(path) = &settings.json {
-        let written = match recorder_report(recorder) {
-            // Kept current run by run, in the order runs happened; put back in source order
-            // now that this process has finished its share of the session.
-            Some(session_report) => session_report.rebuild(),
+        let written = match writer.filter(|writer| writer.keeps_report()) {
+            // This process's last runs folded in, the whole session in source order.
+            Some(writer) => writer.fold(),
             None => report.write_atomically(&path.resolved),
         };
         match written {
@@ -467,8 +368,4 @@ fn finish_process() {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();
-}
-
-fn recorder_report(recorder: Option<&Recorder>) -> Option<&ReportFile> {
-    recorder.and_then(|recorder| recorder.report.as_ref())
 }

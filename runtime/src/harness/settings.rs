@@ -17,7 +17,7 @@ pub(crate) struct Settings {
     /// Minimum time between run starts in this process.
     pub(crate) delay: Duration,
     /// The session this process's runs belong to.
-    pub(crate) session: String,
+    pub(crate) session_key: String,
     /// Whether this process runs a single test (nextest's process-per-test mode).
     pub(crate) per_test: bool,
     /// nextest's attempt number: 1, or more for a retry.
@@ -107,7 +107,7 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
         summary,
         stats,
         defer_verdicts,
-        session: crate::store::session_key(&env),
+        session_key: crate::store::session_key(&env),
         per_test: set("NEXTEST_EXECUTION_MODE").is_some_and(|mode| mode == "process-per-test"),
         // nextest sets it; anything unreadable counts as a first attempt.
         attempt: set("NEXTEST_ATTEMPT")
@@ -358,7 +358,7 @@ mod tests {
             _ => None,
         };
         let settings = resolve(&config(None, None), env);
-        assert_eq!(settings.session, "nextest-1234");
+        assert_eq!(settings.session_key, "nextest-1234");
         assert!(settings.per_test);
         assert_eq!(settings.attempt, 3);
     }

@@ -32,6 +32,10 @@ pub struct Report {
     pub version: String,
     /// When the report was built, RFC 3339 in UTC.
     pub created: String,
+    /// The session the report covers, when it was kept for a session (`PROB_JSON`); a report
+    /// built from records alone has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
     /// The largest number of runs configured for any case.
     pub runs: u32,
     /// 0 when the session passes, 1 when it fails: an ungated case with a failed or errored
@@ -350,6 +354,7 @@ impl Report {
             tool: "probtest".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             created: rfc3339_now(),
+            session: None,
             runs: rows.iter().map(|row| row.info.runs).max().unwrap_or(0),
             exit_status: i32::from(rows.iter().any(|row| row.fails_session(config))),
             stats_config: config.clone(),

@@ -33,11 +33,11 @@ mod session_dir;
 mod target;
 #[cfg(test)]
 mod test_support;
+pub(crate) mod writer;
 
 pub(crate) use crate::format::store_lines::identity_fragment;
 pub use key::sanitize_key;
 pub(crate) use key::session_key;
-pub(crate) use log::ProcessFile;
 pub use session_dir::{Session, SessionData, KEEP_SESSIONS};
 pub(crate) use target::{tagged_target_dir_of, target_dir_of};
 

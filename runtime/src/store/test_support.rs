@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::format::store_lines::Line;
 
-pub(super) fn temp_sessions(name: &str) -> PathBuf {
+pub(crate) fn temp_sessions(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("probtest-store-{}-{name}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     dir

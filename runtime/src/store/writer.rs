@@ -1,0 +1,312 @@
+//! The event interface between the runner and the session's writers: a run's start and its
+//! finish are [`RunEvent`]s, and a [`SessionWriter`] hands each, in order, to the writers of
+//! the session (the store's log, then the live report). The harness knows events, not files.
+//!
+//! In a process that holds one run (nextest's), an event goes to the log and to the live
+//! report under the session report's lock, so that no process rebuilding the report sees a log
+//! line whose change has not reached the report (it would count the run twice). In a process
+//! that runs many (libtest's), an event is a log line alone, and the live report is folded from
+//! the log in batches ([`SessionWriter::fold_if_due`]) and at exit ([`SessionWriter::fold`]).
+//! A later writer (a live JUnit file, a progress stream) is one more step of
+//! [`SessionWriter::consume`], after the log has the event.
+//!
+//! Layer: store.
+
+use std::borrow::Cow;
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Mutex, TryLockError};
+use std::time::{Duration, Instant};
+
+use crate::model::record::died_record;
+use crate::model::{CaseInfo, Record};
+use crate::store::live::{Change, ReportFile};
+use crate::store::log::ProcessFile;
+use crate::store::session_dir::Session;
+use crate::types::stats::StatsConfig;
+
+/// A run is about to execute.
+pub(crate) struct RunStarted<'a> {
+    /// This process's number for the run.
+    pub(crate) seq: u64,
+    /// The case's identity fields as the log's start lines spell them, escaped once per case
+    /// (see `store_lines::identity_fragment`).
+    pub(crate) identity: &'a str,
+    /// 1-based run number.
+    pub(crate) run: u32,
+    /// nextest's attempt: 1, or more for a retry.
+    pub(crate) attempt: u32,
+    /// The case's description: given at the case's first run in this process, and at every
+    /// run when [`SessionWriter::wants_descriptions`] says so.
+    pub(crate) info: Option<&'a CaseInfo>,
+    /// Whether this is the case's first run in this process, which describes the case to the
+    /// log unless the session has already.
+    pub(crate) first_in_process: bool,
+}
+
+/// A run finished with `record`.
+pub(crate) struct RunFinished<'a> {
+    /// The number its start had.
+    pub(crate) seq: u64,
+    /// The case's description, when [`SessionWriter::wants_descriptions`].
+    pub(crate) info: Option<&'a CaseInfo>,
+    /// How it ended.
+    pub(crate) record: &'a Record,
+}
+
+/// What happens to a run, as the writers of the session see it.
+pub(crate) enum RunEvent<'a> {
+    /// A run is about to execute: from here on, it is never missing.
+    Started(RunStarted<'a>),
+    /// A run finished.
+    Finished(RunFinished<'a>),
+}
+
+/// The least time between two foldings of a process's runs into the session report, so that a
+/// watcher sees progress while the runs pay nothing for the report.
+const FOLD_EVERY: Duration = Duration::from_millis(300);
+
+/// When the process last folded its runs into the report, and what that took.
+struct Folding {
+    last: Option<Instant>,
+    took: Duration,
+}
+
+/// The session's writers, as one process holds them.
+pub(crate) struct SessionWriter {
+    log: ProcessFile,
+    report: Option<ReportFile>,
+    /// Whether the report is patched at every event (one run per process) or folded in batches.
+    per_run: bool,
+    folding: Mutex<Folding>,
+}
+
+impl SessionWriter {
+    /// Joins `session`: creates it if needed, and announces this process in its log. `report`
+    /// is the session report as the user named it and as it resolves.
+    pub(crate) fn open(
+        session: Session,
+        per_test: bool,
+        report: Option<(String, PathBuf)>,
+        stats: &StatsConfig,
+    ) -> io::Result<SessionWriter> {
+        let named = report.as_ref().map(|(named, _)| named.clone());
+        let log = ProcessFile::create(session.clone(), per_test, named, stats)?;
+        let report = report.map(|(_, path)| ReportFile::new(session, path, stats.clone()));
+        Ok(SessionWriter {
+            log,
+            per_run: per_test && report.is_some(),
+            report,
+            folding: Mutex::new(Folding {
+                last: None,
+                took: Duration::ZERO,
+            }),
+        })
+    }
+
+    /// Whether events must carry their case's description at every run (the live report
+    /// patches the case's row), not only at the case's first run in the process.
+    pub(crate) fn wants_descriptions(&self) -> bool {
+        self.per_run
+    }
+
+    /// Whether a session report is kept.
+    pub(crate) fn keeps_report(&self) -> bool {
+        self.report.is_some()
+    }
+
+    /// Hands `event` to the session's writers, in order.
+    pub(crate) fn consume(&self, event: &RunEvent<'_>) -> io::Result<()> {
+        let report = self.report.as_ref().filter(|_| self.per_run);
+        match event {
+            RunEvent::Started(started) => {
+                // `described`: the report says the session's log describes the case already.
+                // Returns whether this line described it.
+                let log_line = |described: bool| {
+                    let describe = started.first_in_process && !described;
+                    if let (true, Some(info)) = (describe, started.info) {
+                        self.log.queue_case(info)?;
+                    }
+                    self.log.append_start(
+                        started.seq,
+                        started.identity,
+                        started.run,
+                        started.attempt,
+                    )?;
+                    Ok(describe)
+                };
+                match (report, started.info) {
+                    (Some(report), Some(info)) => {
+                        let provisional = died_record(
+                            Cow::Owned(info.package.clone()),
+                            Cow::Owned(info.module.clone()),
+                            Cow::Owned(info.case.clone()),
+                            started.run,
+                            started.attempt,
+                        );
+                        let change = Change::Start {
+                            proc_id: self.log.proc_id(),
+                            seq: started.seq,
+                            info,
+                            provisional: &provisional,
+                        };
+                        report.apply(&change, log_line)
+                    }
+                    _ => log_line(false).map(drop),
+                }
+            }
+            RunEvent::Finished(finished) => {
+                let log_line = |_described: bool| {
+                    self.log
+                        .append_end(finished.seq, finished.record)
+                        .map(|()| false)
+                };
+                match (report, finished.info) {
+                    (Some(report), Some(info)) => {
+                        let change = Change::Finish {
+                            proc_id: self.log.proc_id(),
+                            seq: finished.seq,
+                            info,
+                            record: finished.record,
+                        };
+                        report.apply(&change, log_line)
+                    }
+                    _ => log_line(false).map(drop),
+                }
+            }
+        }
+    }
+
+    /// In a process that runs many runs: folds them into the session report when the last
+    /// folding is long enough ago. That is at the first finished run, then at most every 300
+    /// ms, and never more often than ten times what a folding takes, so that folding a large
+    /// session costs its runs at most a tenth of their time. A run whose process dies before
+    /// the next folding is in the log, and an error in the report that the session's next
+    /// process (or `cargo probtest report`) writes.
+    pub(crate) fn fold_if_due(&self) -> io::Result<()> {
+        if self.per_run || self.report.is_none() {
+            return Ok(());
+        }
+        let mut folding = match self.folding.try_lock() {
+            Ok(folding) => folding,
+            // Another thread is folding: this run is in the log already, and in its folding
+            // or the next one.
+            Err(TryLockError::WouldBlock) => return Ok(()),
+            Err(TryLockError::Poisoned(poison)) => poison.into_inner(),
+        };
+        let due = folding
+            .last
+            .is_none_or(|last| last.elapsed() >= FOLD_EVERY.max(folding.took * 10));
+        if !due {
+            return Ok(());
+        }
+        let began = Instant::now();
+        let folded = self.fold();
+        folding.took = began.elapsed();
+        folding.last = Some(Instant::now());
+        folded
+    }
+
+    /// Rebuilds the session report from the log, in source order: at exit, and in batches.
+    pub(crate) fn fold(&self) -> io::Result<()> {
+        match &self.report {
+            Some(report) => report.rebuild(),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::path::Path;
+
+    use super::*;
+    use crate::format::store_lines::identity_fragment;
+    use crate::model::tests::{info, record};
+    use crate::model::Report;
+    use crate::store::test_support::temp_sessions;
+    use crate::types::status::Outcome;
+
+    fn report_at(path: &Path) -> Option<Report> {
+        let text = fs::read_to_string(path).ok()?;
+        Some(Report::from_json(&text).expect("a report"))
+    }
+
+    /// Runs `case` once through `writer`: its start, then its end with `outcome`.
+    fn run(writer: &SessionWriter, seq: u64, case: &str, outcome: Outcome, first: bool) {
+        let info = info(case);
+        let identity = identity_fragment(&info.package, &info.module, &info.case);
+        let described = first || writer.wants_descriptions();
+        writer
+            .consume(&RunEvent::Started(RunStarted {
+                seq,
+                identity: &identity,
+                run: seq as u32 + 1,
+                attempt: 1,
+                info: described.then_some(&info),
+                first_in_process: first,
+            }))
+            .expect("started");
+        let record = record(case, seq as u32 + 1, outcome, 0.0, vec![]);
+        writer
+            .consume(&RunEvent::Finished(RunFinished {
+                seq,
+                info: writer.wants_descriptions().then_some(&info),
+                record: &record,
+            }))
+            .expect("finished");
+    }
+
+    #[test]
+    fn a_process_of_one_run_patches_the_report_at_each_event() {
+        let sessions = temp_sessions("writer-per-run");
+        let path = sessions.join("report.json");
+        let session = Session::new(&sessions, "s");
+        let writer = SessionWriter::open(
+            session,
+            true,
+            Some(("report.json".into(), path.clone())),
+            &StatsConfig::default(),
+        )
+        .expect("opened");
+        assert!(writer.wants_descriptions());
+        run(&writer, 0, "classify::a", Outcome::Fail, true);
+        let report = report_at(&path).expect("written at the first event");
+        assert_eq!((report.totals.fails, report.records.len()), (1, 1));
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn a_process_of_many_runs_folds_them_in_batches() {
+        let sessions = temp_sessions("writer-batches");
+        let path = sessions.join("report.json");
+        let session = Session::new(&sessions, "s");
+        let writer = SessionWriter::open(
+            session.clone(),
+            false,
+            Some(("report.json".into(), path.clone())),
+            &StatsConfig::default(),
+        )
+        .expect("opened");
+        assert!(!writer.wants_descriptions());
+        run(&writer, 0, "classify::a", Outcome::Pass, true);
+        assert!(report_at(&path).is_none(), "events alone write no report");
+        writer.fold_if_due().expect("folded");
+        assert_eq!(report_at(&path).expect("the first folding").records.len(), 1);
+        // Right after a folding the next one is not due: the runs are in the store only...
+        run(&writer, 1, "classify::a", Outcome::Fail, false);
+        writer.fold_if_due().expect("not due");
+        assert_eq!(report_at(&path).expect("report").records.len(), 1);
+        assert_eq!(session.load().expect("the store").records.len(), 2);
+        // ...until the next folding, or the one at exit.
+        writer.fold().expect("folded");
+        let report = report_at(&path).expect("report");
+        assert_eq!((report.totals.passes, report.totals.fails), (1, 1));
+        assert_eq!(report.session.as_deref(), Some("s"));
+        // The case was described once, by its first run in the process.
+        let log = fs::read_to_string(session.dir().join("runs.jsonl")).expect("the log");
+        assert_eq!(log.matches("\"t\":\"case\"").count(), 1, "{log}");
+        let _ = fs::remove_dir_all(sessions);
+    }
+}
