@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use clap::Args;
-use probtest::{CaseInfo, Report};
+use probtest::{CaseInfo, CaseKey, Report};
 
 use crate::error::Error;
 use crate::report::{load_json, print_summary, write_json};
@@ -43,13 +43,12 @@ pub fn merge_command(args: &MergeArgs) -> Result<i32, Error> {
 /// module, case, run number and attempt) in two inputs is an error naming both.
 pub fn merge(shards: &[(String, Report)]) -> Result<Report, Error> {
     let mut cases: Vec<CaseInfo> = Vec::new();
-    let mut described: HashMap<(String, String, String), usize> = HashMap::new();
-    let mut owner: HashMap<(String, String, String, u32, u32), usize> = HashMap::new();
+    let mut described: HashMap<CaseKey, usize> = HashMap::new();
+    let mut owner: HashMap<(CaseKey, u32, u32), usize> = HashMap::new();
     let mut records = Vec::new();
     for (index, (name, report)) in shards.iter().enumerate() {
         for info in report.cases() {
-            let (package, module, case) = info.key();
-            let key = (package.to_string(), module.to_string(), case.to_string());
+            let key = info.key().to_owned_key();
             match described.get(&key) {
                 // A row of a case its report did not describe knows only the case's id; a
                 // real description from another shard replaces it.
@@ -64,13 +63,7 @@ pub fn merge(shards: &[(String, Report)]) -> Result<Report, Error> {
             }
         }
         for record in &report.records {
-            let key = (
-                record.package.to_string(),
-                record.module.to_string(),
-                record.case.to_string(),
-                record.run,
-                record.attempt,
-            );
+            let key = (record.key().to_owned_key(), record.run, record.attempt);
             match owner.get(&key) {
                 Some(&first) if first != index => {
                     let attempt = if record.attempt > 1 {

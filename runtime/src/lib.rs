@@ -178,6 +178,7 @@ pub use harness::recording::{
 };
 pub use model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
 pub use render::{color_enabled, summary, Options as RenderOptions};
+pub use types::key::CaseKey;
 pub use types::ordered_map::OrderedMap;
 pub use types::stats;
 pub use types::status::{status_text, Outcome, Status};

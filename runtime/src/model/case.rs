@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::record::Record;
+use crate::types::key::CaseKey;
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::{percent_text, GateSpec, Rule, StatsConfig};
 
@@ -51,8 +52,8 @@ pub(crate) fn effective_gate(own: Option<GateSpec>, config: &StatsConfig) -> Opt
 
 impl CaseInfo {
     /// What identifies a case across processes and reports: package, module and row id.
-    pub fn key(&self) -> (&str, &str, &str) {
-        (&self.package, &self.module, &self.case)
+    pub fn key(&self) -> CaseKey<&str> {
+        CaseKey::new(&self.package, &self.module, &self.case)
     }
 
     /// Source order: package, module, line, function, then the case's position.

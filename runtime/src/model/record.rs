@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use crate::types::key::CaseKey;
 use crate::types::status::Outcome;
 use crate::types::usage::TokenUsage;
 
@@ -40,8 +41,8 @@ pub struct Record {
 
 impl Record {
     /// The key of the record's case, as [`CaseInfo::key`] gives it.
-    pub fn key(&self) -> (&str, &str, &str) {
-        (&self.package, &self.module, &self.case)
+    pub fn key(&self) -> CaseKey<&str> {
+        CaseKey::new(&self.package, &self.module, &self.case)
     }
 
     /// Whether the run is a retry, which rows and totals do not count.

@@ -4,7 +4,7 @@
 //! Layer: store.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -16,6 +16,7 @@ use crate::format::store_lines::Line;
 use crate::model::record::died_record;
 use crate::model::{CaseInfo, Record};
 use crate::store::key::{now_nanos, sanitize_key};
+use crate::types::key::CaseKey;
 use crate::types::stats::StatsConfig;
 
 /// Sessions kept in the store; older ones are pruned when a new one starts.
@@ -120,7 +121,7 @@ impl Session {
     pub fn load(&self) -> io::Result<SessionData> {
         let reader = BufReader::new(File::open(self.runs_file())?);
         let mut data = SessionData::default();
-        let mut described: HashSet<(String, String, String)> = HashSet::new();
+        let mut described: BTreeSet<CaseKey> = BTreeSet::new();
         let mut starts: Vec<Line<'static>> = Vec::new();
         let mut ends: HashMap<(String, u64), Line<'static>> = HashMap::new();
         for line in reader.split(b'\n') {
@@ -143,9 +144,7 @@ impl Session {
                     }
                 }
                 Line::Case { info } => {
-                    let (package, module, case) = info.key();
-                    let key = (package.to_string(), module.to_string(), case.to_string());
-                    if described.insert(key) {
+                    if described.insert(info.key().to_owned_key()) {
                         data.cases.push(info.into_owned());
                     }
                 }

@@ -293,7 +293,10 @@ mod tests {
         run(&writer, 0, "classify::a", Outcome::Pass, true);
         assert!(report_at(&path).is_none(), "events alone write no report");
         writer.fold_if_due().expect("folded");
-        assert_eq!(report_at(&path).expect("the first folding").records.len(), 1);
+        assert_eq!(
+            report_at(&path).expect("the first folding").records.len(),
+            1
+        );
         // Right after a folding the next one is not due: the runs are in the store only...
         run(&writer, 1, "classify::a", Outcome::Fail, false);
         writer.fold_if_due().expect("not due");

@@ -3,6 +3,7 @@
 //!
 //! Layer: types, the bottom. Its modules import nothing from the crate outside `types`.
 
+pub(crate) mod key;
 pub(crate) mod ordered_map;
 pub mod stats;
 pub(crate) mod status;

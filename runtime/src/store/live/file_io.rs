@@ -3,6 +3,7 @@
 //!
 //! Layer: store.
 
+use crate::types::key::CaseKey;
 use std::fs::File;
 use std::io;
 #[cfg(not(unix))]
@@ -26,10 +27,10 @@ pub(super) fn hex_hash(text: &str) -> String {
 }
 
 /// The name of a case's row state file, in its generation's `rows-<generation>/`.
-pub(super) fn row_file_name(key: (&str, &str, &str)) -> String {
+pub(super) fn row_file_name(key: CaseKey<&str>) -> String {
     format!(
         "{}.row",
-        hex_hash(&format!("{}\0{}\0{}", key.0, key.1, key.2))
+        hex_hash(&format!("{}\0{}\0{}", key.package, key.module, key.case))
     )
 }
 

@@ -212,10 +212,9 @@ impl ReportFile {
                     .create(true)
                     .truncate(false)
                     .open(path)?;
-                let (package, module, case) = key;
                 RowHandle {
                     generation,
-                    key: [package.to_string(), module.to_string(), case.to_string()],
+                    key: key.to_owned_key(),
                     file,
                 }
             }

@@ -61,6 +61,7 @@ use crate::model::{CaseInfo, Record};
 use crate::store::live::file_io::hex_hash;
 use crate::store::live::incremental::Incremental;
 use crate::store::Session;
+use crate::types::key::CaseKey;
 use crate::types::stats::StatsConfig;
 
 /// Extra room in a provisional record's slot for the finished record's message and usage.
@@ -113,16 +114,13 @@ struct Handles {
 /// An open row state file, with what names it, so that its name is worked out once.
 struct RowHandle {
     generation: u64,
-    key: [String; 3],
+    key: CaseKey,
     file: File,
 }
 
 impl RowHandle {
-    fn is(&self, generation: u64, (package, module, case): (&str, &str, &str)) -> bool {
-        self.generation == generation
-            && self.key[2] == case
-            && self.key[1] == module
-            && self.key[0] == package
+    fn is(&self, generation: u64, key: CaseKey<&str>) -> bool {
+        self.generation == generation && self.key.borrowed() == key
     }
 }
 

@@ -12,6 +12,7 @@ use crate::store::live::file_io::{padded, row_capacity, row_file_name};
 use crate::store::live::incremental::functions_changed;
 use crate::store::live::state::{FunctionSums, Index, OpenRun, RowState, Slot};
 use crate::store::live::{Handles, ReportFile, RECORD_SLACK, TAIL};
+use crate::types::key::CaseKey;
 use crate::types::stats::StatsConfig;
 use crate::types::time::rfc3339_now;
 
@@ -33,13 +34,10 @@ impl ReportFile {
             .filter(|index| index.path == self.path_bytes())
             .map_or_else(rfc3339_now, |index| index.created.clone());
         let data = self.session.load()?;
-        let described: std::collections::HashSet<(String, String, String)> = data
+        let described: std::collections::BTreeSet<CaseKey> = data
             .cases
             .iter()
-            .map(|info| {
-                let (package, module, case) = info.key();
-                (package.to_string(), module.to_string(), case.to_string())
-            })
+            .map(|info| info.key().to_owned_key())
             .collect();
         let paired = data.records.into_iter().zip(data.open).collect();
         let (report, open) = Report::build_with(data.cases, paired, &self.stats);
@@ -70,10 +68,8 @@ impl ReportFile {
             text.push_str(&padded(prefix + &tail, capacity).unwrap_or_default());
             let mut state = RowState::new(&row.info, Slot { offset, capacity }, prefix_len);
             state.update(row, &self.stats);
-            let (package, module, case) = row.info.key();
             // A row of a case whose description was lost (a torn line) keeps asking for one.
-            state.described =
-                described.contains(&(package.to_string(), module.to_string(), case.to_string()));
+            state.described = described.contains(&row.info.key().to_owned_key());
             states.push(state);
         }
         let rows_free = text.len() as u64;

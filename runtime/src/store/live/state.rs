@@ -16,6 +16,7 @@ use std::io;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{CaseInfo, Totals};
+use crate::types::key::CaseKey;
 use crate::types::ordered_map::OrderedMap;
 use crate::types::usage::UsageTotals;
 
@@ -126,8 +127,8 @@ impl RowState {
         }
     }
 
-    pub(crate) fn key(&self) -> (&str, &str, &str) {
-        (&self.package, &self.module, &self.case)
+    pub(crate) fn key(&self) -> CaseKey<&str> {
+        CaseKey::new(&self.package, &self.module, &self.case)
     }
 }
 
