@@ -103,6 +103,22 @@ impl<'de> Deserialize<'de> for Record {
 
 /// A record, as `serde_json::to_string(record)` writes it, up to number spelling.
 pub(crate) fn record(record: &Record) -> io::Result<String> {
+    record_of(&record_identity(record), record)
+}
+
+/// The identity fields a record starts with, escaped: `"case":…,"package":…,"module":…`. The
+/// records of one case share it, and escaping costs more than the rest of a record.
+pub(crate) fn record_identity(record: &Record) -> String {
+    format!(
+        "\"case\":{},\"package\":{},\"module\":{}",
+        Str(&record.case),
+        Str(&record.package),
+        Str(&record.module),
+    )
+}
+
+/// [`record`] with its identity fields already written by [`record_identity`].
+pub(crate) fn record_of(identity: &str, record: &Record) -> io::Result<String> {
     let usage = serde_or(&record.usage, record.usage.is_empty(), "[]")?;
     let (message, error) = texts(record);
     let cost = match spent(record) {
@@ -110,11 +126,8 @@ pub(crate) fn record(record: &Record) -> io::Result<String> {
         None => "null".to_string(),
     };
     Ok(format!(
-        "{{\"case\":{},\"package\":{},\"module\":{},\"run\":{},\"attempt\":{},\"outcome\":\"{}\",\
+        "{{{identity},\"run\":{},\"attempt\":{},\"outcome\":\"{}\",\
          \"message\":{},\"error\":{},\"location\":{},\"elapsed\":{},\"cost\":{cost},\"usage\":{usage}}}",
-        Str(&record.case),
-        Str(&record.package),
-        Str(&record.module),
         record.run,
         record.attempt,
         record.outcome.name(),
@@ -202,8 +215,8 @@ pub(crate) fn head(
 
 impl CaseInfo {
     /// The start of the JSON of any row of this case: `{`, the case's fields, and a comma.
-    pub(crate) fn row_prefix(&self) -> serde_json::Result<String> {
-        let mut text = serde_json::to_string(self)?;
+    pub(crate) fn row_prefix(&self) -> io::Result<String> {
+        let mut text = crate::format::store_lines::case_info(self)?;
         text.pop();
         text.push(',');
         Ok(text)

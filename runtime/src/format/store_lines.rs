@@ -60,6 +60,198 @@ pub(crate) enum Line<'a> {
     },
 }
 
+/// A start or end line, the lines every run writes, as one flat shape: serde reads it field by
+/// field, where the tagged enum [`Line`] buffers every line before choosing its variant, some
+/// ten times the work in an unoptimized build, and a report folding reads every line of the
+/// session.
+#[derive(Deserialize)]
+struct RunLine<'a> {
+    #[serde(borrow)]
+    t: Cow<'a, str>,
+    #[serde(borrow)]
+    proc: Cow<'a, str>,
+    seq: u64,
+    #[serde(default, borrow)]
+    package: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    module: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    case: Option<Cow<'a, str>>,
+    #[serde(default)]
+    run: Option<u32>,
+    #[serde(default)]
+    attempt: Option<u32>,
+    #[serde(default)]
+    outcome: Option<Outcome>,
+    #[serde(default, borrow)]
+    message: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    location: Option<Cow<'a, str>>,
+    #[serde(default)]
+    elapsed: Option<f64>,
+    #[serde(default)]
+    cost: Option<f64>,
+    #[serde(default)]
+    usage: Option<Vec<TokenUsage>>,
+}
+
+fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(text.into_owned())
+}
+
+/// A cursor over a run line as [`start_line`] and [`end_line`] write it, for the lines without
+/// escapes (most of them): any surprise gives `None`, and serde reads the line instead.
+struct Plain<'a>(&'a [u8]);
+
+impl<'a> Plain<'a> {
+    fn literal(&mut self, text: &str) -> Option<()> {
+        self.0 = self.0.strip_prefix(text.as_bytes())?;
+        Some(())
+    }
+
+    /// The text up to `end`, which is consumed.
+    fn until(&mut self, end: u8) -> Option<&'a str> {
+        let mut at = 0;
+        while at < self.0.len() && self.0[at] != end {
+            at += 1;
+        }
+        let (text, rest) = (self.0.get(..at)?, self.0.get(at + 1..)?);
+        self.0 = rest;
+        std::str::from_utf8(text).ok()
+    }
+
+    /// A string value without escapes, its closing quote consumed.
+    fn string(&mut self) -> Option<&'a str> {
+        self.literal("\"")?;
+        let text = self.until(b'"')?;
+        (!text.contains('\\')).then_some(text)
+    }
+
+    /// A number up to (not including) the `,` or `}` after it.
+    fn number<T: std::str::FromStr>(&mut self) -> Option<T> {
+        let mut at = 0;
+        while at < self.0.len() && self.0[at] != b',' && self.0[at] != b'}' {
+            at += 1;
+        }
+        let text = std::str::from_utf8(self.0.get(..at)?).ok()?;
+        self.0 = self.0.get(at..)?;
+        text.parse().ok()
+    }
+
+    fn start(mut self) -> Option<Line<'static>> {
+        self.literal("{\"t\":\"start\",\"proc\":")?;
+        let proc = self.string()?;
+        self.literal(",\"seq\":")?;
+        let seq = self.number()?;
+        self.literal(",\"package\":")?;
+        let package = self.string()?;
+        self.literal(",\"module\":")?;
+        let module = self.string()?;
+        self.literal(",\"case\":")?;
+        let case = self.string()?;
+        self.literal(",\"run\":")?;
+        let run = self.number()?;
+        self.literal(",\"attempt\":")?;
+        let attempt = self.number()?;
+        self.literal("}")?;
+        self.0.is_empty().then(|| Line::Start {
+            proc: Cow::Owned(proc.to_string()),
+            seq,
+            package: Cow::Owned(package.to_string()),
+            module: Cow::Owned(module.to_string()),
+            case: Cow::Owned(case.to_string()),
+            run,
+            attempt,
+        })
+    }
+
+    fn end(mut self) -> Option<Line<'static>> {
+        self.literal("{\"t\":\"end\",\"proc\":")?;
+        let proc = self.string()?;
+        self.literal(",\"seq\":")?;
+        let seq = self.number()?;
+        self.literal(",\"outcome\":")?;
+        let outcome = match self.string()? {
+            "pass" => Outcome::Pass,
+            "fail" => Outcome::Fail,
+            "error" => Outcome::Error,
+            _ => return None,
+        };
+        self.literal(",\"elapsed\":")?;
+        let elapsed = self.number()?;
+        self.literal(",\"cost\":")?;
+        let cost = self.number()?;
+        let mut message = None;
+        if self.literal(",\"message\":").is_some() {
+            message = Some(Cow::Owned(self.string()?.to_string()));
+        }
+        let mut location = None;
+        if self.literal(",\"location\":").is_some() {
+            location = Some(Cow::Owned(self.string()?.to_string()));
+        }
+        // Usage is rarer and nested: serde reads those lines.
+        self.literal("}")?;
+        self.0.is_empty().then_some(Line::End {
+            proc: Cow::Owned(proc.to_string()),
+            seq,
+            outcome,
+            message,
+            location,
+            elapsed,
+            cost,
+            usage: Cow::Owned(Vec::new()),
+        })
+    }
+}
+
+impl Line<'static> {
+    /// One line of a session file; `None` for a blank separator or a line torn by a process
+    /// killed mid-write. Run lines as this version writes them are read by hand: a report's
+    /// folding reads every line of the session, and serde in an unoptimized build takes some
+    /// ten times as long; anything else goes through serde.
+    pub(crate) fn parse(bytes: &[u8]) -> Option<Line<'static>> {
+        let by_hand = if bytes.starts_with(b"{\"t\":\"start\"") {
+            Plain(bytes).start()
+        } else if bytes.starts_with(b"{\"t\":\"end\"") {
+            Plain(bytes).end()
+        } else {
+            None
+        };
+        if by_hand.is_some() {
+            return by_hand;
+        }
+        if let Ok(line) = serde_json::from_slice::<RunLine<'_>>(bytes) {
+            match (&*line.t, line.package, line.module, line.case) {
+                ("start", Some(package), Some(module), Some(case)) => {
+                    return Some(Line::Start {
+                        proc: owned(line.proc),
+                        seq: line.seq,
+                        package: owned(package),
+                        module: owned(module),
+                        case: owned(case),
+                        run: line.run?,
+                        attempt: line.attempt?,
+                    })
+                }
+                ("end", ..) => {
+                    return Some(Line::End {
+                        proc: owned(line.proc),
+                        seq: line.seq,
+                        outcome: line.outcome?,
+                        message: line.message.map(owned),
+                        location: line.location.map(owned),
+                        elapsed: line.elapsed?,
+                        cost: line.cost?,
+                        usage: Cow::Owned(line.usage.unwrap_or_default()),
+                    })
+                }
+                _ => {}
+            }
+        }
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
 fn is_default_stats(stats: &impl std::ops::Deref<Target = StatsConfig>) -> bool {
     **stats == StatsConfig::default()
 }
@@ -97,15 +289,18 @@ pub(crate) fn process_line(
 
 /// A run's start line (`store::Line::Start`), with a newline before it, from the case's
 /// identity fields already escaped (`store::identity_fragment`): every run writes one.
+///
+/// `proc` is a process id of digits and `-` (see `ProcessFile`), written as it is: escaping it
+/// byte by byte twice a run cost more, unoptimized, than the rest of the line.
 pub(crate) fn start_line(proc: &str, seq: u64, identity: &str, run: u32, attempt: u32) -> String {
     format!(
-        "\n{{\"t\":\"start\",\"proc\":{},\"seq\":{seq},{identity},\"run\":{run},\"attempt\":{attempt}}}",
-        Str(proc)
+        "\n{{\"t\":\"start\",\"proc\":\"{proc}\",\"seq\":{seq},{identity},\"run\":{run},\"attempt\":{attempt}}}"
     )
 }
 
 /// A run's end line (`store::Line::End`), with a newline before it: every run writes one.
-/// The message, location and usage are left out when there are none.
+/// The message, location and usage are left out when there are none. `proc` is written as it
+/// is, as in [`start_line`].
 pub(crate) fn end_line(proc: &str, seq: u64, record: &Record) -> io::Result<String> {
     let optional = |key: &str, text: &Option<String>| match text {
         Some(text) => format!(",\"{key}\":{}", Str(text)),
@@ -117,8 +312,7 @@ pub(crate) fn end_line(proc: &str, seq: u64, record: &Record) -> io::Result<Stri
         format!(",\"usage\":{}", serde(&record.usage)?)
     };
     Ok(format!(
-        "\n{{\"t\":\"end\",\"proc\":{},\"seq\":{seq},\"outcome\":\"{}\",\"elapsed\":{},\"cost\":{}{}{}{usage}}}",
-        Str(proc),
+        "\n{{\"t\":\"end\",\"proc\":\"{proc}\",\"seq\":{seq},\"outcome\":\"{}\",\"elapsed\":{},\"cost\":{}{}{}{usage}}}",
         record.outcome.name(),
         Num(record.elapsed),
         Num(record.cost),
@@ -146,13 +340,19 @@ impl fmt::Display for Params<'_> {
 /// The store line describing a case (`store::Line::Case`), as serde_json writes it: a nextest
 /// process describes the case it runs, so every process writes one.
 pub(crate) fn case_line(info: &CaseInfo) -> io::Result<String> {
+    Ok(format!("{{\"t\":\"case\",\"info\":{}}}", case_info(info)?))
+}
+
+/// A case's description, as `serde_json::to_string(info)` writes it, up to number spelling:
+/// the store's case lines and the report's rows both start with it.
+pub(crate) fn case_info(info: &CaseInfo) -> io::Result<String> {
     let gate = match &info.gate {
         Some(gate) => format!(",\"gate_spec\":{}", serde(gate)?),
         None => String::new(),
     };
     Ok(format!(
-        "{{\"t\":\"case\",\"info\":{{\"case\":{},\"package\":{},\"module\":{},\"function\":{},\
-         \"case_id\":{},\"file\":{},\"line\":{},\"index\":{},\"runs\":{},\"params\":{}{gate}}}}}",
+        "{{\"case\":{},\"package\":{},\"module\":{},\"function\":{},\
+         \"case_id\":{},\"file\":{},\"line\":{},\"index\":{},\"runs\":{},\"params\":{}{gate}}}",
         Str(&info.case),
         Str(&info.package),
         Str(&info.module),

@@ -422,3 +422,30 @@ fn pytest_probability_reports_read_with_its_numbers() {
         peer["records"].as_array().expect("records").len()
     );
 }
+
+#[test]
+fn run_lines_read_by_hand_as_serde_reads_them() {
+    use crate::format::store_lines::{end_line, identity_fragment, start_line, Line};
+    let mut records = records();
+    records[0].message = Some("plain words".into());
+    records[0].location = Some("tests/evals.rs:3:9".into());
+    records[1].elapsed = f64::NAN;
+    for record in &records {
+        let identity = identity_fragment(&record.package, &record.module, &record.case);
+        let start = start_line("123-456", 7, &identity, record.run, record.attempt);
+        let end = end_line("123-456", 7, record).expect("written");
+        for text in [start, end] {
+            let bytes = text.trim_start_matches('\n').as_bytes();
+            let ours = Line::parse(bytes);
+            let serde = serde_json::from_slice::<Line<'static>>(bytes).ok();
+            assert_eq!(format!("{ours:?}"), format!("{serde:?}"), "{text}");
+            // A line cut short by a killed process is no line at all.
+            let torn = &bytes[..bytes.len() - 3];
+            assert!(
+                Line::parse(torn).is_none(),
+                "{}",
+                String::from_utf8_lossy(torn)
+            );
+        }
+    }
+}

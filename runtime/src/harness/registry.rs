@@ -22,7 +22,8 @@ use crate::types::status::Outcome;
 pub struct Bench {
     package: &'static str,
     function: &'static str,
-    data_module: &'static str,
+    /// The module the function is written in (see [`parent_module`]).
+    module: &'static str,
     file: &'static str,
     line: u32,
     runs: u32,
@@ -60,6 +61,21 @@ impl Config {
             entries,
         }
     }
+}
+
+/// The module a bench function is written in, from the path of the child module its generated
+/// statics live in (named after the function): the last segment dropped. Computed when the
+/// static is, so that a run reads a field instead of searching a string.
+const fn parent_module(data_module: &'static str) -> &'static str {
+    let bytes = data_module.as_bytes();
+    let mut at = bytes.len();
+    while at >= 2 {
+        if bytes[at - 1] == b':' && bytes[at - 2] == b':' {
+            return data_module.split_at(at - 2).0;
+        }
+        at -= 1;
+    }
+    data_module
 }
 
 /// One case of a bench function, as a static in generated code.
@@ -104,7 +120,7 @@ impl Bench {
         Bench {
             package,
             function,
-            data_module,
+            module: parent_module(data_module),
             file,
             line,
             runs,
@@ -122,12 +138,9 @@ impl Bench {
         self.function
     }
 
-    /// The module the function is written in. Generated statics live in a child module named
-    /// after the function, so the last path segment is dropped.
+    /// The module the function is written in.
     pub(crate) fn module(&self) -> &'static str {
-        self.data_module
-            .rsplit_once("::")
-            .map_or(self.data_module, |(module, _)| module)
+        self.module
     }
 
     pub(crate) fn file(&self) -> &'static str {
@@ -469,7 +482,16 @@ fn run_teardown(hook: &Hook) {
 
 #[cfg(test)]
 mod tests {
-    use super::in_scope;
+    use super::{in_scope, parent_module};
+
+    #[test]
+    fn the_module_is_the_generated_modules_parent() {
+        assert_eq!(parent_module("evals::triage::bench_x"), "evals::triage");
+        assert_eq!(parent_module("evals::bench_x"), "evals");
+        assert_eq!(parent_module("bench_x"), "bench_x");
+        const AT_COMPILE_TIME: &str = parent_module("a::b");
+        assert_eq!(AT_COMPILE_TIME, "a");
+    }
 
     #[test]
     fn scopes_follow_path_segments() {

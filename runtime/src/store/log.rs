@@ -61,6 +61,7 @@ impl ProcessFile {
                 file,
                 queued: Vec::new(),
             }),
+            // Digits and `-` only: the run lines write it without escaping.
             proc_id: format!("{}-{}", std::process::id(), now_nanos()),
             lock_lines: per_test,
         };

@@ -127,7 +127,7 @@ impl Session {
         for line in reader.split(b'\n') {
             let line = line?;
             // Blank separators, and a line torn by a process killed mid-write, do not parse.
-            let Ok(event) = serde_json::from_slice::<Line<'static>>(&line) else {
+            let Some(event) = Line::parse(&line) else {
                 continue;
             };
             match event {

@@ -359,7 +359,7 @@ impl ReportFile {
         report: &File,
         info: &CaseInfo,
     ) -> io::Result<Option<RowState>> {
-        let prefix = info.row_prefix().map_err(io::Error::other)?;
+        let prefix = info.row_prefix()?;
         let tail = Row::new(info.clone()).tail_json()?;
         let capacity = row_capacity((prefix.len() + tail.len()) as u64);
         let separator = if index.row_count == 0 { "\n" } else { ",\n" };

@@ -6,7 +6,8 @@
 use std::fs;
 use std::io;
 
-use crate::model::{Report, Row};
+use crate::format::report::{record_identity, record_of};
+use crate::model::{Record, Report, Row};
 use crate::store::atomic::write_atomically;
 use crate::store::live::file_io::{padded, row_capacity, row_file_name};
 use crate::store::live::incremental::functions_changed;
@@ -60,7 +61,7 @@ impl ReportFile {
         let mut states: Vec<RowState> = Vec::with_capacity(report.rows.len());
         for (position, row) in report.rows.iter().enumerate() {
             text.push_str(if position == 0 { "\n" } else { ",\n" });
-            let prefix = row.info.row_prefix().map_err(io::Error::other)?;
+            let prefix = row.info.row_prefix()?;
             let tail = row.tail_json()?;
             let capacity = row_capacity((prefix.len() + tail.len()) as u64);
             let offset = text.len() as u64;
@@ -77,9 +78,15 @@ impl ReportFile {
         text.push_str(&" ".repeat(free as usize));
         let rows_end = text.len() as u64;
         text.push_str("\n],\"records\":[");
+        // Records come grouped by case: each case's identity is escaped once.
+        let mut identity: Option<(&Record, String)> = None;
         for (position, (record, open)) in report.records.iter().zip(open).enumerate() {
             text.push_str(if position == 0 { "\n" } else { ",\n" });
-            let record_text = crate::format::report::record(record)?;
+            let fields = match &identity {
+                Some((first, fields)) if first.key() == record.key() => fields,
+                _ => &identity.insert((record, record_identity(record))).1,
+            };
+            let record_text = record_of(fields, record)?;
             let offset = text.len() as u64;
             match open {
                 Some((proc, seq)) => {
