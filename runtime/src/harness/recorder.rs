@@ -17,7 +17,7 @@ use crate::model::record::died_record;
 use crate::model::{CaseInfo, Record, Report};
 use crate::render;
 use crate::store::writer::{RunEvent, RunFinished, RunStarted, SessionWriter};
-use crate::store::{self, Session};
+use crate::store::{self, Session, SessionData};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::status::Outcome;
 use crate::types::usage::TokenUsage;
@@ -189,8 +189,10 @@ pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Endin
         }
         process.records.push(record);
     }
-    if let Some(Err(error)) = writer.map(SessionWriter::fold_if_due) {
-        warn_once("update the session report", &error);
+    if let Some(writer) = writer {
+        if let Err(error) = writer.fold_if_due(|| in_memory(writer, settings)) {
+            warn_once("update the session report", &error);
+        }
     }
 }
 
@@ -256,6 +258,38 @@ fn to_record(case: &'static Case, run: u32, attempt: u32, ending: Ending) -> Rec
         elapsed: ending.elapsed.as_secs_f64(),
         cost: ending.cost + usage.iter().map(|u| u.cost).sum::<f64>(),
         usage,
+    }
+}
+
+/// What this process recorded, as the store would give it back: its cases, its finished runs,
+/// and its runs in flight as errors that the report keeps a place for.
+fn in_memory(writer: &SessionWriter, settings: &Settings) -> SessionData {
+    let process = process();
+    let cases = process
+        .cases
+        .iter()
+        .map(|case| case.info().clone())
+        .collect();
+    let mut records = process.records.clone();
+    let mut open = vec![None; records.len()];
+    for flight in &process.in_flight {
+        let bench = flight.case.bench;
+        records.push(died_record(
+            Cow::Borrowed(bench.package()),
+            Cow::Borrowed(bench.module()),
+            Cow::Borrowed(flight.case.row),
+            flight.run,
+            settings.attempt,
+        ));
+        open.push(Some((writer.proc_id().to_string(), flight.ticket)));
+    }
+    SessionData {
+        cases,
+        records,
+        open,
+        per_test: settings.per_test,
+        report: settings.json.as_ref().map(|path| path.display.clone()),
+        stats: settings.stats.clone(),
     }
 }
 
@@ -340,12 +374,24 @@ fn finish_process() {
     if records.is_empty() || (!settings.summary && settings.json.is_none()) {
         return;
     }
+    // This process's last runs folded into the session report: from what this process
+    // holds when the session is its alone (its runs in flight are errors now, with no place to
+    // keep: nothing will finish them).
+    let folded = writer.filter(|writer| writer.keeps_report()).map(|writer| {
+        writer.fold(|| SessionData {
+            cases: cases.clone(),
+            open: vec![None; records.len()],
+            records: records.clone(),
+            per_test: settings.per_test,
+            report: settings.json.as_ref().map(|path| path.display.clone()),
+            stats: settings.stats.clone(),
+        })
+    });
     let report = Report::build(cases, records, &settings.stats);
     let mut report_line = None;
     if let Some(path) = &settings.json {
-        let written = match writer.filter(|writer| writer.keeps_report()) {
-            // This process's last runs folded in, the whole session in source order.
-            Some(writer) => writer.fold(),
+        let written = match folded {
+            Some(folded) => folded,
             None => report.write_atomically(&path.resolved),
         };
         match written {

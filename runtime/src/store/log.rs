@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 #[cfg(test)]
@@ -18,23 +19,22 @@ use crate::types::stats::StatsConfig;
 
 /// This process's handle on its session's file, appended to as runs start and end.
 pub(crate) struct ProcessFile {
-    file: Mutex<Appender>,
-    proc_id: String,
-    /// Whether to take the file lock for each line: only when other processes of the session
-    /// run at the same time, as nextest's do. The processes of a `cargo test` run one after
-    /// another, and this process's own threads take turns at `file`'s mutex; O_APPEND also
-    /// puts each single write whole at the end of the file on local file systems. The lock
-    /// costs two system calls a line, as much as a short test's own bookkeeping.
-    lock_lines: bool,
-}
-
-/// The session file and the lines waiting to go out with the next one.
-struct Appender {
     file: File,
     /// Lines that describe what follows (this process, a case) are sent with the next run's
     /// start, in the same write: one system call and one lock instead of three, under nextest
     /// where every run is a new process that writes all of them.
-    queued: Vec<u8>,
+    queued: Mutex<Vec<u8>>,
+    /// Bytes this process has written to the session file: when the file holds no more, the
+    /// session is this process's alone.
+    written: AtomicU64,
+    proc_id: String,
+    /// Whether to take the file lock for each line: only when other processes of the session
+    /// run at the same time, as nextest's do. The processes of a `cargo test` run one after
+    /// another, and O_APPEND puts each single write whole at the end of the file on local file
+    /// systems, so this process's threads write without waiting for each other (the loader
+    /// needs no order between lines). The lock costs two system calls a line, as much as a
+    /// short test's own bookkeeping.
+    lock_lines: bool,
 }
 
 impl ProcessFile {
@@ -57,10 +57,9 @@ impl ProcessFile {
             }
         };
         let process = ProcessFile {
-            file: Mutex::new(Appender {
-                file,
-                queued: Vec::new(),
-            }),
+            file,
+            queued: Mutex::new(Vec::new()),
+            written: AtomicU64::new(0),
             // Digits and `-` only: the run lines write it without escaping.
             proc_id: format!("{}-{}", std::process::id(), now_nanos()),
             lock_lines: per_test,
@@ -105,13 +104,13 @@ impl ProcessFile {
 
     /// Holds back a line already written as JSON, as [`ProcessFile::queue`] does.
     fn queue_text(&self, line: &str) {
-        let queued = &mut self.appender().queued;
+        let mut queued = self.queued();
         queued.push(b'\n');
         queued.extend_from_slice(line.as_bytes());
     }
 
-    fn appender(&self) -> std::sync::MutexGuard<'_, Appender> {
-        self.file
+    fn queued(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
+        self.queued
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
     }
@@ -136,22 +135,36 @@ impl ProcessFile {
         self.write_line(line.as_bytes())
     }
 
+    /// Whether every line of the session file is this process's: then this process holds the
+    /// whole session in memory, and a report can be built without reading the file back.
+    pub(crate) fn is_whole_session(&self) -> bool {
+        self.file
+            .metadata()
+            .is_ok_and(|meta| meta.len() == self.written.load(Ordering::Acquire))
+    }
+
     fn write_line(&self, bytes: &[u8]) -> io::Result<()> {
-        let mut appender = self.appender();
-        let queued = std::mem::take(&mut appender.queued);
+        // Taken, then written with the lock released: a thread writing does not hold up the
+        // others.
+        let queued = std::mem::take(&mut *self.queued());
         let bytes = if queued.is_empty() {
             Cow::Borrowed(bytes)
         } else {
             Cow::Owned([queued.as_slice(), bytes].concat())
         };
-        let file = &appender.file;
-        if !self.lock_lines {
-            return (&*file).write_all(&bytes);
+        let file = &self.file;
+        let written = if self.lock_lines {
+            file.lock()?;
+            let written = (&*file).write_all(&bytes);
+            let unlocked = file.unlock();
+            written.and(unlocked)
+        } else {
+            (&*file).write_all(&bytes)
+        };
+        if written.is_ok() {
+            self.written.fetch_add(bytes.len() as u64, Ordering::AcqRel);
         }
-        file.lock()?;
-        let written = (&*file).write_all(&bytes);
-        let unlocked = file.unlock();
-        written.and(unlocked)
+        written
     }
 }
 
@@ -228,7 +241,7 @@ mod tests {
             .append(&start_line(&id, "classify::a", 1, 2))
             .expect("written");
         // The process dies while writing the end of run 2...
-        (&first.file.lock().expect("lock").file)
+        (&first.file)
             .write_all(b"\n{\"t\":\"end\",\"proc\":\"x\",\"seq\":1,\"rec")
             .expect("written");
         // ...and another process of the session goes on writing after the torn line.

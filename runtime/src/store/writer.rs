@@ -22,7 +22,7 @@ use crate::model::record::died_record;
 use crate::model::{CaseInfo, Record};
 use crate::store::live::{Change, ReportFile};
 use crate::store::log::ProcessFile;
-use crate::store::session_dir::Session;
+use crate::store::session_dir::{Session, SessionData};
 use crate::types::stats::StatsConfig;
 
 /// A run is about to execute.
@@ -183,7 +183,10 @@ impl SessionWriter {
     /// session costs its runs at most a tenth of their time. A run whose process dies before
     /// the next folding is in the log, and an error in the report that the session's next
     /// process (or `cargo probtest report`) writes.
-    pub(crate) fn fold_if_due(&self) -> io::Result<()> {
+    ///
+    /// `memory` gives what this process holds of the session; it is used instead of reading
+    /// the store back when the store holds nothing else (one test binary alone in its session).
+    pub(crate) fn fold_if_due(&self, memory: impl FnOnce() -> SessionData) -> io::Result<()> {
         if self.per_run || self.report.is_none() {
             return Ok(());
         }
@@ -201,18 +204,26 @@ impl SessionWriter {
             return Ok(());
         }
         let began = Instant::now();
-        let folded = self.fold();
+        let folded = self.fold(memory);
         folding.took = began.elapsed();
         folding.last = Some(Instant::now());
         folded
     }
 
-    /// Rebuilds the session report from the log, in source order: at exit, and in batches.
-    pub(crate) fn fold(&self) -> io::Result<()> {
+    /// Rebuilds the session report, in source order: at exit, and in batches. From `memory`,
+    /// what this process holds of the session, when the log holds nothing else; else from the
+    /// log. The log is looked at under the report's lock, so that a process folding after this
+    /// one sees every line this one did not.
+    pub(crate) fn fold(&self, memory: impl FnOnce() -> SessionData) -> io::Result<()> {
         match &self.report {
-            Some(report) => report.rebuild(),
+            Some(report) => report.rebuild_with(|| self.log.is_whole_session().then(memory)),
             None => Ok(()),
         }
+    }
+
+    /// This process's id in the session's log.
+    pub(crate) fn proc_id(&self) -> &str {
+        self.log.proc_id()
     }
 }
 
@@ -227,6 +238,11 @@ mod tests {
     use crate::model::Report;
     use crate::store::test_support::temp_sessions;
     use crate::types::status::Outcome;
+
+    /// What a process holding the whole session would give: the store's own reading.
+    fn from_store(session: &Session) -> impl FnOnce() -> SessionData + '_ {
+        || session.load().expect("the store")
+    }
 
     fn report_at(path: &Path) -> Option<Report> {
         let text = fs::read_to_string(path).ok()?;
@@ -292,24 +308,102 @@ mod tests {
         assert!(!writer.wants_descriptions());
         run(&writer, 0, "classify::a", Outcome::Pass, true);
         assert!(report_at(&path).is_none(), "events alone write no report");
-        writer.fold_if_due().expect("folded");
+        writer.fold_if_due(from_store(&session)).expect("folded");
         assert_eq!(
             report_at(&path).expect("the first folding").records.len(),
             1
         );
         // Right after a folding the next one is not due: the runs are in the store only...
         run(&writer, 1, "classify::a", Outcome::Fail, false);
-        writer.fold_if_due().expect("not due");
+        writer.fold_if_due(from_store(&session)).expect("not due");
         assert_eq!(report_at(&path).expect("report").records.len(), 1);
         assert_eq!(session.load().expect("the store").records.len(), 2);
         // ...until the next folding, or the one at exit.
-        writer.fold().expect("folded");
+        writer.fold(from_store(&session)).expect("folded");
         let report = report_at(&path).expect("report");
         assert_eq!((report.totals.passes, report.totals.fails), (1, 1));
         assert_eq!(report.session.as_deref(), Some("s"));
         // The case was described once, by its first run in the process.
         let log = fs::read_to_string(session.dir().join("runs.jsonl")).expect("the log");
         assert_eq!(log.matches("\"t\":\"case\"").count(), 1, "{log}");
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn a_process_alone_in_its_session_folds_from_memory_and_otherwise_from_the_store() {
+        let sessions = temp_sessions("writer-memory");
+        let path = sessions.join("report.json");
+        let session = Session::new(&sessions, "s");
+        let open = || {
+            SessionWriter::open(
+                session.clone(),
+                false,
+                Some(("report.json".into(), path.clone())),
+                &StatsConfig::default(),
+            )
+            .expect("opened")
+        };
+        let first = open();
+        run(&first, 0, "classify::a", Outcome::Pass, true);
+        let asked = std::cell::Cell::new(false);
+        first
+            .fold(|| {
+                asked.set(true);
+                session.load().expect("the store")
+            })
+            .expect("folded");
+        assert!(
+            asked.get(),
+            "alone in the session, the process's own runs are the session"
+        );
+        let second = open();
+        run(&second, 0, "classify::b", Outcome::Fail, true);
+        let asked = std::cell::Cell::new(false);
+        first
+            .fold(|| {
+                asked.set(true);
+                SessionData::default()
+            })
+            .expect("folded");
+        assert!(
+            !asked.get(),
+            "another process wrote to the session: the store is read"
+        );
+        let report = report_at(&path).expect("report");
+        let cases: Vec<&str> = report
+            .rows
+            .iter()
+            .map(|row| row.info.case.as_str())
+            .collect();
+        assert_eq!(cases, ["classify::a", "classify::b"]);
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn a_one_run_process_after_a_folding_rebuilds_before_patching() {
+        let sessions = temp_sessions("writer-mixed");
+        let path = sessions.join("report.json");
+        let session = Session::new(&sessions, "s");
+        let open = |per_test: bool| {
+            SessionWriter::open(
+                session.clone(),
+                per_test,
+                Some(("report.json".into(), path.clone())),
+                &StatsConfig::default(),
+            )
+            .expect("opened")
+        };
+        let many = open(false);
+        for seq in 0..3 {
+            run(&many, seq, "classify::a", Outcome::Pass, seq == 0);
+        }
+        many.fold(from_store(&session)).expect("folded");
+        // A folding leaves no row states: this process must not patch the report blindly.
+        let one = open(true);
+        run(&one, 0, "classify::a", Outcome::Fail, true);
+        let report = report_at(&path).expect("report");
+        assert_eq!((report.totals.passes, report.totals.fails), (3, 1));
+        assert_eq!(report.records.len(), 4);
         let _ = fs::remove_dir_all(sessions);
     }
 }

@@ -60,6 +60,8 @@ mod tests;
 use crate::model::{CaseInfo, Record};
 use crate::store::live::file_io::hex_hash;
 use crate::store::live::incremental::Incremental;
+use crate::store::live::rebuild::Patchable;
+use crate::store::session_dir::SessionData;
 use crate::store::Session;
 use crate::types::key::CaseKey;
 use crate::types::stats::StatsConfig;
@@ -227,8 +229,26 @@ impl ReportFile {
     }
 
     /// Rebuilds the report from the store, in source order.
+    #[cfg(test)]
     pub(crate) fn rebuild(&self) -> io::Result<()> {
         self.locked(|handles, _| self.rebuild_locked(handles))
+    }
+
+    /// Rebuilds the report, in source order, from what `whole` gives, asked with the session's
+    /// lock held: everything the session recorded, when the caller holds all of it (then the
+    /// store is not read); else from the store. For a process that folds its runs in batches:
+    /// the report is left without what patching it in place needs (see `Patchable`).
+    pub(crate) fn rebuild_with(
+        &self,
+        whole: impl FnOnce() -> Option<SessionData>,
+    ) -> io::Result<()> {
+        self.locked(|handles, _| {
+            let data = match whole() {
+                Some(data) => data,
+                None => self.session.load()?,
+            };
+            self.rebuild_locked_from(handles, data, Patchable::No)
+        })
     }
 
     fn locked<T>(&self, work: impl FnOnce(&mut Handles, &File) -> io::Result<T>) -> io::Result<T> {

@@ -13,6 +13,7 @@ use crate::store::live::file_io::{padded, row_capacity, row_file_name};
 use crate::store::live::incremental::functions_changed;
 use crate::store::live::state::{FunctionSums, Index, OpenRun, RowState, Slot};
 use crate::store::live::{Handles, ReportFile, RECORD_SLACK, TAIL};
+use crate::store::session_dir::SessionData;
 use crate::types::key::CaseKey;
 use crate::types::stats::StatsConfig;
 use crate::types::time::rfc3339_now;
@@ -24,8 +25,20 @@ use crate::types::time::rfc3339_now;
 const MIN_ROWS_FREE: u64 = if cfg!(test) { 16 * 1024 } else { 256 * 1024 };
 
 impl ReportFile {
-    /// [`ReportFile::rebuild`], with the session's lock held.
+    /// [`ReportFile::rebuild`], with the session's lock held, patchable in place after.
     pub(super) fn rebuild_locked(&self, handles: &mut Handles) -> io::Result<()> {
+        let data = self.session.load()?;
+        self.rebuild_locked_from(handles, data, Patchable::Yes)
+    }
+
+    /// Rebuilds the report from `data`, everything the session recorded, with the session's
+    /// lock held.
+    pub(super) fn rebuild_locked_from(
+        &self,
+        handles: &mut Handles,
+        data: SessionData,
+        patchable: Patchable,
+    ) -> io::Result<()> {
         let old: Option<Index> = fs::read(self.dir().join("index"))
             .ok()
             .and_then(|bytes| Index::decode(&bytes));
@@ -34,7 +47,6 @@ impl ReportFile {
             .as_ref()
             .filter(|index| index.path == self.path_bytes())
             .map_or_else(rfc3339_now, |index| index.created.clone());
-        let data = self.session.load()?;
         let described: std::collections::BTreeSet<CaseKey> = data
             .cases
             .iter()
@@ -108,15 +120,23 @@ impl ReportFile {
         text.push_str(TAIL);
 
         write_atomically(&self.path, text.as_bytes())?;
-        let rows_dir = self.dir().join(format!("rows-{generation}"));
-        fs::create_dir_all(&rows_dir)?;
-        for state in &states {
-            fs::write(rows_dir.join(row_file_name(state.key())), state.encode()?)?;
+        fs::create_dir_all(self.dir())?;
+        if patchable == Patchable::Yes {
+            let rows_dir = self.dir().join(format!("rows-{generation}"));
+            fs::create_dir_all(&rows_dir)?;
+            for state in &states {
+                fs::write(rows_dir.join(row_file_name(state.key())), state.encode()?)?;
+            }
         }
         let index = Index {
             path: self.path_bytes().to_vec(),
             generation,
-            file_len: text.len() as u64,
+            file_len: match patchable {
+                Patchable::Yes => text.len() as u64,
+                // An index that describes no file: a process that would patch the report
+                // rebuilds it first.
+                Patchable::No => u64::MAX,
+            },
             created,
             head: head_slot,
             rows_free,
@@ -153,6 +173,16 @@ impl ReportFile {
         }
         Ok(())
     }
+}
+
+/// Whether a rebuild leaves what patching the report in place needs: a row state file per row.
+/// A process of one run (nextest's) patches the report it rebuilt; a process of many folds its
+/// runs in batches and never patches, and writing a file per row at every folding would cost
+/// more than the folding's reading and writing of the report itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Patchable {
+    Yes,
+    No,
 }
 
 /// The sums behind each function's aggregates, as a rebuild finds them.
