@@ -21,9 +21,9 @@
 #      unchanged file mostly costs macro expansion and linking.
 #   4. Report: `cargo bench -p probtest --bench report` (runtime/benches/report.rs).
 #
-#   The run-time table has three rows, timed side by side by scripts/bench_binaries.py: plain
-#   tests, probtest without a report, and probtest writing a report (PROB_JSON, a fresh session
-#   per run).
+#   The run-time table has five rows, timed side by side by scripts/bench_binaries.py: plain
+#   tests, probtest without a report, probtest writing a report (PROB_JSON, a fresh session per
+#   run), and both again with the README's recommended setting (probtest and libm optimized).
 #
 # Knobs (environment): BENCH_RUN_REPS (default 21), BENCH_BUILD_REPS (default 5),
 # BENCH_RELEASE=1 also measures the run time with the release profile, BENCH_SKIP_BUILDS=1 skips
@@ -103,6 +103,15 @@ make_crate bench-probtest
         printf '\n#[probability(runs = %d)]\nfn bench_%03d() {\n    %s\n}\n' "$RUNS" "$i" "$BODY"
     done
 } | write_if_changed "$WORK/bench-probtest/tests/bench.rs"
+
+# The same suite with the README's recommended setting: probtest and libm optimized, the tests
+# not.
+make_crate bench-probtest-tuned
+if ! grep -q 'profile.dev.package.probtest' "$WORK/bench-probtest-tuned/Cargo.toml"; then
+    printf '\n[profile.dev.package.probtest]\nopt-level = 3\n[profile.dev.package.libm]\nopt-level = 3\n' \
+        >>"$WORK/bench-probtest-tuned/Cargo.toml"
+fi
+cp "$WORK/bench-probtest/tests/bench.rs" "$WORK/bench-probtest-tuned/tests/bench.rs"
 
 BASE=${BENCH_BASE:-}
 if [[ -n "$BASE" ]]; then
@@ -253,6 +262,12 @@ KINDS=(
     "plain tests=$WORK/bench-plain=$PLAIN_BIN"
     "probtest, no report=$WORK/bench-probtest=$PROB_BIN"
     "probtest, PROB_JSON set=$WORK/bench-probtest=$PROB_BIN=PROB_JSON:$WORK/report.json"
+)
+TUNED_BIN=$(cargo_build "$WORK/bench-probtest-tuned")
+check_binary tuned "$TUNED_BIN" "$WORK/bench-probtest-tuned"
+KINDS+=(
+    "tuned: no report=$WORK/bench-probtest-tuned=$TUNED_BIN"
+    "tuned: PROB_JSON set=$WORK/bench-probtest-tuned=$TUNED_BIN=PROB_JSON:$WORK/report-tuned.json"
 )
 if [[ -n "$BASE" ]]; then
     BASE_BIN=$(cargo_build "$WORK/bench-probtest-base")
