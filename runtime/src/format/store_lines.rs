@@ -32,8 +32,16 @@ pub(crate) enum Line<'a> {
         #[serde(default, skip_serializing_if = "is_default_stats")]
         stats: Cow<'a, StatsConfig>,
     },
-    /// A case a process runs, written before its first start.
-    Case { info: Cow<'a, CaseInfo> },
+    /// A case a process runs, written before its first start. A process that records its
+    /// runs in slots (see `store::slots`) numbers its cases: `proc` and `ref` name the case in
+    /// its slots.
+    Case {
+        info: Cow<'a, CaseInfo>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proc: Option<Cow<'a, str>>,
+        #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+        case_ref: Option<u32>,
+    },
     /// A run is about to execute; `seq` numbers the runs of process `proc`.
     Start {
         proc: Cow<'a, str>,
@@ -339,8 +347,17 @@ impl fmt::Display for Params<'_> {
 
 /// The store line describing a case (`store::Line::Case`), as serde_json writes it: a nextest
 /// process describes the case it runs, so every process writes one.
-pub(crate) fn case_line(info: &CaseInfo) -> io::Result<String> {
-    Ok(format!("{{\"t\":\"case\",\"info\":{}}}", case_info(info)?))
+///
+/// `slot_ref` is the process and the case's number in its slots, for a process that records
+/// runs in slots.
+pub(crate) fn case_line(info: &CaseInfo, slot_ref: Option<(&str, u32)>) -> io::Result<String> {
+    let info = case_info(info)?;
+    Ok(match slot_ref {
+        Some((proc, case_ref)) => {
+            format!("{{\"t\":\"case\",\"info\":{info},\"proc\":\"{proc}\",\"ref\":{case_ref}}}")
+        }
+        None => format!("{{\"t\":\"case\",\"info\":{info}}}"),
+    })
 }
 
 /// A case's description, as `serde_json::to_string(info)` writes it, up to number spelling:

@@ -185,12 +185,16 @@ fn case_lines_read_as_serde_writes_them() {
         prior: None,
     });
     for info in [plain, odd] {
-        let ours = case_line(&info).expect("written");
-        let expected = serde_json::to_string(&Line::Case {
-            info: Cow::Borrowed(&info),
-        })
-        .expect("serde writes it");
-        assert_same_json(&ours, &expected);
+        for slot_ref in [None, Some(("123-456", 7))] {
+            let ours = case_line(&info, slot_ref).expect("written");
+            let expected = serde_json::to_string(&Line::Case {
+                info: Cow::Borrowed(&info),
+                proc: slot_ref.map(|(proc, _)| Cow::Borrowed(proc)),
+                case_ref: slot_ref.map(|(_, case_ref)| case_ref),
+            })
+            .expect("serde writes it");
+            assert_same_json(&ours, &expected);
+        }
     }
 }
 

@@ -138,8 +138,10 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
         (ticket, first)
     };
     if let Some(writer) = writer(settings) {
+        let slot_ref = case.slot_ref();
         // Built only when needed: this runs for every run.
-        let info = (first_of_case || writer.wants_descriptions()).then(|| case.info());
+        let needs_info = first_of_case || writer.wants_descriptions() || slot_ref.get().is_none();
+        let info = needs_info.then(|| case.info());
         if let (true, Some(info)) = (first_of_case, info) {
             warn_if_infeasible(info, settings);
         }
@@ -150,6 +152,7 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
             attempt: settings.attempt,
             info,
             first_in_process: first_of_case,
+            slot_ref,
         });
         if let Err(error) = writer.consume(&event) {
             warn_once("write to the session store", &error);

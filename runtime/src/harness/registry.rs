@@ -97,6 +97,9 @@ struct CaseState {
     identity: OnceLock<String>,
     /// The case's description, built once: a run's start and end both carry it.
     info: OnceLock<CaseInfo>,
+    /// The case's number in this process's slots (see `store::slots`), once one of its runs
+    /// was recorded in a slot.
+    slot_ref: OnceLock<u32>,
     /// This process's outcomes of the case so far, for judging its gate at its last run.
     passes: AtomicU64,
     fails: AtomicU64,
@@ -255,6 +258,11 @@ impl Case {
                 ),
             }
         })
+    }
+
+    /// The case's number in this process's slots, set by the session writer.
+    pub(crate) fn slot_ref(&'static self) -> &'static OnceLock<u32> {
+        &self.state().slot_ref
     }
 
     /// Whether this is the first call in this process.

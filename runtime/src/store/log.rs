@@ -20,6 +20,7 @@ use crate::types::stats::StatsConfig;
 /// This process's handle on its session's file, appended to as runs start and end.
 pub(crate) struct ProcessFile {
     file: File,
+    session_dir: std::path::PathBuf,
     /// Lines that describe what follows (this process, a case) are sent with the next run's
     /// start, in the same write: one system call and one lock instead of three, under nextest
     /// where every run is a new process that writes all of them.
@@ -58,6 +59,7 @@ impl ProcessFile {
         };
         let process = ProcessFile {
             file,
+            session_dir: session.dir().to_path_buf(),
             queued: Mutex::new(Vec::new()),
             written: AtomicU64::new(0),
             // Digits and `-` only: the run lines write it without escaping.
@@ -72,6 +74,11 @@ impl ProcessFile {
         )?;
         process.queue_text(&line);
         Ok(process)
+    }
+
+    /// The directory of the session this process writes to.
+    pub(crate) fn session_dir(&self) -> &std::path::Path {
+        &self.session_dir
     }
 
     /// This process's id in the session: its pid and when it joined.
@@ -98,8 +105,16 @@ impl ProcessFile {
 
     /// Holds back the line describing a case, written by hand: every nextest process writes one.
     pub(crate) fn queue_case(&self, info: &CaseInfo) -> io::Result<()> {
-        self.queue_text(&crate::format::store_lines::case_line(info)?);
+        self.queue_text(&crate::format::store_lines::case_line(info, None)?);
         Ok(())
+    }
+
+    /// Writes the line describing a case that this process's slots call `case_ref`, with any
+    /// lines held back: before the case's first slot, so that a slot never names a case the
+    /// log does not describe.
+    pub(crate) fn append_slot_case(&self, info: &CaseInfo, case_ref: u32) -> io::Result<()> {
+        let line = crate::format::store_lines::case_line(info, Some((&self.proc_id, case_ref)))?;
+        self.write_line(format!("\n{line}").as_bytes())
     }
 
     /// Holds back a line already written as JSON, as [`ProcessFile::queue`] does.
@@ -193,6 +208,8 @@ mod tests {
         process
             .queue(&Line::Case {
                 info: Cow::Owned(info("classify::a")),
+                proc: None,
+                case_ref: None,
             })
             .expect("queued");
         let written = || fs::read_to_string(session.runs_file()).expect("runs file");
@@ -230,6 +247,8 @@ mod tests {
         first
             .append(&Line::Case {
                 info: Cow::Owned(info("classify::a")),
+                proc: None,
+                case_ref: None,
             })
             .expect("written");
         first

@@ -30,6 +30,7 @@ mod key;
 pub(crate) mod live;
 mod log;
 mod session_dir;
+pub(crate) mod slots;
 mod target;
 #[cfg(test)]
 mod test_support;

@@ -16,6 +16,7 @@ use crate::format::store_lines::Line;
 use crate::model::record::died_record;
 use crate::model::{CaseInfo, Record};
 use crate::store::key::{now_nanos, sanitize_key};
+use crate::store::slots;
 use crate::types::key::CaseKey;
 use crate::types::stats::StatsConfig;
 
@@ -117,12 +118,69 @@ impl Session {
         Ok(())
     }
 
+    /// The runs of the processes that recorded them in slots (see `store::slots`), as the
+    /// start and end lines they stand for. An end line in the log (a run with a message or
+    /// usage) is kept over its slot's.
+    fn load_slots(
+        &self,
+        slot_cases: &HashMap<(String, u32), CaseKey>,
+        starts: &mut Vec<Line<'static>>,
+        ends: &mut HashMap<(String, u64), Line<'static>>,
+    ) -> io::Result<()> {
+        let entries = match fs::read_dir(slots::procs_dir(&self.dir)) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(error) => return Err(error),
+        };
+        for entry in entries {
+            let path = entry?.path();
+            let Some(proc) = path
+                .file_name()
+                .and_then(|name| name.to_str())
+                .and_then(|name| name.strip_suffix(".slots"))
+            else {
+                continue;
+            };
+            for slot in slots::read(&path)? {
+                let Some(key) = slot_cases.get(&(proc.to_string(), slot.case_ref)) else {
+                    // Its case line was lost (torn): the run cannot be attributed.
+                    continue;
+                };
+                starts.push(Line::Start {
+                    proc: Cow::Owned(proc.to_string()),
+                    seq: slot.seq,
+                    package: Cow::Owned(key.package.clone()),
+                    module: Cow::Owned(key.module.clone()),
+                    case: Cow::Owned(key.case.clone()),
+                    run: slot.run,
+                    attempt: slot.attempt,
+                });
+                if let Some((outcome, elapsed, cost)) = slot.ended {
+                    ends.entry((proc.to_string(), slot.seq))
+                        .or_insert(Line::End {
+                            proc: Cow::Owned(proc.to_string()),
+                            seq: slot.seq,
+                            outcome,
+                            message: None,
+                            location: None,
+                            elapsed,
+                            cost,
+                            usage: Cow::Owned(Vec::new()),
+                        });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Reads everything the session's processes recorded.
     pub fn load(&self) -> io::Result<SessionData> {
         let reader = BufReader::new(File::open(self.runs_file())?);
         let mut data = SessionData::default();
         let mut described: BTreeSet<CaseKey> = BTreeSet::new();
         let mut starts: Vec<Line<'static>> = Vec::new();
+        // The cases of the processes that record runs in slots, by process and number.
+        let mut slot_cases: HashMap<(String, u32), CaseKey> = HashMap::new();
         let mut ends: HashMap<(String, u64), Line<'static>> = HashMap::new();
         for line in reader.split(b'\n') {
             let line = line?;
@@ -143,7 +201,14 @@ impl Session {
                         data.report = Some(report.into_owned());
                     }
                 }
-                Line::Case { info } => {
+                Line::Case {
+                    info,
+                    proc,
+                    case_ref,
+                } => {
+                    if let (Some(proc), Some(case_ref)) = (proc, case_ref) {
+                        slot_cases.insert((proc.into_owned(), case_ref), info.key().to_owned_key());
+                    }
                     if described.insert(info.key().to_owned_key()) {
                         data.cases.push(info.into_owned());
                     }
@@ -156,6 +221,7 @@ impl Session {
                 }
             }
         }
+        self.load_slots(&slot_cases, &mut starts, &mut ends)?;
         for start in starts {
             let Line::Start {
                 proc,

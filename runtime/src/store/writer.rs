@@ -15,7 +15,8 @@
 use std::borrow::Cow;
 use std::io;
 use std::path::PathBuf;
-use std::sync::{Mutex, TryLockError};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
 use crate::model::record::died_record;
@@ -23,6 +24,7 @@ use crate::model::{CaseInfo, Record};
 use crate::store::live::{Change, ReportFile};
 use crate::store::log::ProcessFile;
 use crate::store::session_dir::{Session, SessionData};
+use crate::store::slots::{self, SlotFile};
 use crate::types::stats::StatsConfig;
 
 /// A run is about to execute.
@@ -42,6 +44,9 @@ pub(crate) struct RunStarted<'a> {
     /// Whether this is the case's first run in this process, which describes the case to the
     /// log unless the session has already.
     pub(crate) first_in_process: bool,
+    /// The case's number in this process's slots, set by the writer at the case's first run
+    /// recorded in a slot; `info` is given while it is unset.
+    pub(crate) slot_ref: &'a OnceLock<u32>,
 }
 
 /// A run finished with `record`.
@@ -75,6 +80,11 @@ struct Folding {
 /// The session's writers, as one process holds them.
 pub(crate) struct SessionWriter {
     log: ProcessFile,
+    /// Where a process of many runs records them (`None` for a process of one run, or when
+    /// the file cannot be mapped: then every run is a log line).
+    slots: Option<SlotFile>,
+    /// The number the next case recorded in a slot gets.
+    next_slot_ref: AtomicU32,
     report: Option<ReportFile>,
     /// Whether the report is patched at every event (one run per process) or folded in batches.
     per_run: bool,
@@ -92,9 +102,16 @@ impl SessionWriter {
     ) -> io::Result<SessionWriter> {
         let named = report.as_ref().map(|(named, _)| named.clone());
         let log = ProcessFile::create(session.clone(), per_test, named, stats)?;
+        let slots = if per_test {
+            None
+        } else {
+            SlotFile::create(session.dir(), log.proc_id()).ok()
+        };
         let report = report.map(|(_, path)| ReportFile::new(session, path, stats.clone()));
         Ok(SessionWriter {
             log,
+            slots,
+            next_slot_ref: AtomicU32::new(0),
             per_run: per_test && report.is_some(),
             report,
             folding: Mutex::new(Folding {
@@ -115,10 +132,36 @@ impl SessionWriter {
         self.report.is_some()
     }
 
+    /// The slot file, when run `seq` is recorded in it.
+    fn slot_of(&self, seq: u64) -> Option<&SlotFile> {
+        self.slots.as_ref().filter(|slots| slots.has_room(seq))
+    }
+
     /// Hands `event` to the session's writers, in order.
     pub(crate) fn consume(&self, event: &RunEvent<'_>) -> io::Result<()> {
         let report = self.report.as_ref().filter(|_| self.per_run);
         match event {
+            RunEvent::Started(started) if self.slot_of(started.seq).is_some() => {
+                let slots = self.slot_of(started.seq).expect("checked");
+                let case_ref = match started.slot_ref.get() {
+                    Some(case_ref) => *case_ref,
+                    None => self.number_case(started)?,
+                };
+                slots.start(started.seq, case_ref, started.run, started.attempt);
+                Ok(())
+            }
+            RunEvent::Finished(finished) if self.slot_of(finished.seq).is_some() => {
+                let record = finished.record;
+                // The slot holds no text: a run with some writes its end line too, which the
+                // reader prefers to the slot.
+                if record.message.is_some() || record.location.is_some() || !record.usage.is_empty()
+                {
+                    self.log.append_end(finished.seq, record)?;
+                }
+                let slots = self.slot_of(finished.seq).expect("checked");
+                slots.finish(finished.seq, record.outcome, record.elapsed, record.cost);
+                Ok(())
+            }
             RunEvent::Started(started) => {
                 // `described`: the report says the session's log describes the case already.
                 // Returns whether this line described it.
@@ -177,6 +220,35 @@ impl SessionWriter {
         }
     }
 
+    /// Numbers the case of `started` for the slots, describing it to the log first.
+    fn number_case(&self, started: &RunStarted<'_>) -> io::Result<u32> {
+        let info = started.info.ok_or_else(|| {
+            io::Error::other("a case's first run in the slots comes without its description")
+        })?;
+        let mut written = Ok(());
+        let case_ref = *started.slot_ref.get_or_init(|| {
+            let case_ref = self.next_slot_ref.fetch_add(1, Ordering::Relaxed);
+            written = self.log.append_slot_case(info, case_ref);
+            case_ref
+        });
+        written.map(|()| case_ref)
+    }
+
+    /// Whether this process wrote everything the session holds: every line of the log, and
+    /// the only slot file.
+    fn alone_in_session(&self) -> bool {
+        if !self.log.is_whole_session() {
+            return false;
+        }
+        let Ok(entries) = std::fs::read_dir(slots::procs_dir(self.log.session_dir())) else {
+            return self.slots.is_none();
+        };
+        let own = self.slots.as_ref().map(|slots| slots.path().to_path_buf());
+        entries
+            .filter_map(Result::ok)
+            .all(|entry| Some(entry.path()) == own)
+    }
+
     /// In a process that runs many runs: folds them into the session report when the last
     /// folding is long enough ago. That is at the first finished run, then at most every 300
     /// ms, and never more often than ten times what a folding takes, so that folding a large
@@ -216,7 +288,7 @@ impl SessionWriter {
     /// one sees every line this one did not.
     pub(crate) fn fold(&self, memory: impl FnOnce() -> SessionData) -> io::Result<()> {
         match &self.report {
-            Some(report) => report.rebuild_with(|| self.log.is_whole_session().then(memory)),
+            Some(report) => report.rebuild_with(|| self.alone_in_session().then(memory)),
             None => Ok(()),
         }
     }
@@ -249,8 +321,15 @@ mod tests {
         Some(Report::from_json(&text).expect("a report"))
     }
 
-    /// Runs `case` once through `writer`: its start, then its end with `outcome`.
-    fn run(writer: &SessionWriter, seq: u64, case: &str, outcome: Outcome, first: bool) {
+    /// Runs `case` once through `writer`: its start, then its end with `outcome`. `slot_ref` is
+    /// the case's number in the writer's slots, one per case and process.
+    fn run(
+        writer: &SessionWriter,
+        (seq, slot_ref): (u64, &OnceLock<u32>),
+        case: &str,
+        outcome: Outcome,
+        first: bool,
+    ) {
         let info = info(case);
         let identity = identity_fragment(&info.package, &info.module, &info.case);
         let described = first || writer.wants_descriptions();
@@ -260,8 +339,9 @@ mod tests {
                 identity: &identity,
                 run: seq as u32 + 1,
                 attempt: 1,
-                info: described.then_some(&info),
+                info: Some(&info).filter(|_| described || slot_ref.get().is_none()),
                 first_in_process: first,
+                slot_ref,
             }))
             .expect("started");
         let record = record(case, seq as u32 + 1, outcome, 0.0, vec![]);
@@ -287,7 +367,13 @@ mod tests {
         )
         .expect("opened");
         assert!(writer.wants_descriptions());
-        run(&writer, 0, "classify::a", Outcome::Fail, true);
+        run(
+            &writer,
+            (0, &OnceLock::new()),
+            "classify::a",
+            Outcome::Fail,
+            true,
+        );
         let report = report_at(&path).expect("written at the first event");
         assert_eq!((report.totals.fails, report.records.len()), (1, 1));
         let _ = fs::remove_dir_all(sessions);
@@ -306,7 +392,8 @@ mod tests {
         )
         .expect("opened");
         assert!(!writer.wants_descriptions());
-        run(&writer, 0, "classify::a", Outcome::Pass, true);
+        let slot_ref = OnceLock::new();
+        run(&writer, (0, &slot_ref), "classify::a", Outcome::Pass, true);
         assert!(report_at(&path).is_none(), "events alone write no report");
         writer.fold_if_due(from_store(&session)).expect("folded");
         assert_eq!(
@@ -314,7 +401,7 @@ mod tests {
             1
         );
         // Right after a folding the next one is not due: the runs are in the store only...
-        run(&writer, 1, "classify::a", Outcome::Fail, false);
+        run(&writer, (1, &slot_ref), "classify::a", Outcome::Fail, false);
         writer.fold_if_due(from_store(&session)).expect("not due");
         assert_eq!(report_at(&path).expect("report").records.len(), 1);
         assert_eq!(session.load().expect("the store").records.len(), 2);
@@ -344,7 +431,13 @@ mod tests {
             .expect("opened")
         };
         let first = open();
-        run(&first, 0, "classify::a", Outcome::Pass, true);
+        run(
+            &first,
+            (0, &OnceLock::new()),
+            "classify::a",
+            Outcome::Pass,
+            true,
+        );
         let asked = std::cell::Cell::new(false);
         first
             .fold(|| {
@@ -357,7 +450,13 @@ mod tests {
             "alone in the session, the process's own runs are the session"
         );
         let second = open();
-        run(&second, 0, "classify::b", Outcome::Fail, true);
+        run(
+            &second,
+            (0, &OnceLock::new()),
+            "classify::b",
+            Outcome::Fail,
+            true,
+        );
         let asked = std::cell::Cell::new(false);
         first
             .fold(|| {
@@ -394,16 +493,80 @@ mod tests {
             .expect("opened")
         };
         let many = open(false);
+        let slot_ref = OnceLock::new();
         for seq in 0..3 {
-            run(&many, seq, "classify::a", Outcome::Pass, seq == 0);
+            run(
+                &many,
+                (seq, &slot_ref),
+                "classify::a",
+                Outcome::Pass,
+                seq == 0,
+            );
         }
         many.fold(from_store(&session)).expect("folded");
         // A folding leaves no row states: this process must not patch the report blindly.
         let one = open(true);
-        run(&one, 0, "classify::a", Outcome::Fail, true);
+        run(
+            &one,
+            (0, &OnceLock::new()),
+            "classify::a",
+            Outcome::Fail,
+            true,
+        );
         let report = report_at(&path).expect("report");
         assert_eq!((report.totals.passes, report.totals.fails), (3, 1));
         assert_eq!(report.records.len(), 4);
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn a_process_of_many_runs_records_them_in_slots_and_their_texts_in_the_log() {
+        let sessions = temp_sessions("writer-slots");
+        let session = Session::new(&sessions, "s");
+        let writer = SessionWriter::open(session.clone(), false, None, &StatsConfig::default())
+            .expect("opened");
+        let slot_ref = OnceLock::new();
+        run(&writer, (0, &slot_ref), "classify::a", Outcome::Pass, true);
+        run(&writer, (1, &slot_ref), "classify::a", Outcome::Fail, false);
+        // A run that started and whose process died.
+        let info = info("classify::a");
+        let identity = identity_fragment(&info.package, &info.module, &info.case);
+        writer
+            .consume(&RunEvent::Started(RunStarted {
+                seq: 2,
+                identity: &identity,
+                run: 3,
+                attempt: 1,
+                info: None,
+                first_in_process: false,
+                slot_ref: &slot_ref,
+            }))
+            .expect("started");
+        let log = fs::read_to_string(session.dir().join("runs.jsonl")).expect("the log");
+        assert_eq!(
+            log.matches("\"t\":\"start\"").count(),
+            0,
+            "starts are in slots: {log}"
+        );
+        assert_eq!(
+            log.matches("\"t\":\"end\"").count(),
+            1,
+            "the failure's text: {log}"
+        );
+        let data = session.load().expect("the store");
+        let runs: Vec<(u32, Outcome, Option<&str>)> = data
+            .records
+            .iter()
+            .map(|r| (r.run, r.outcome, r.message.as_deref()))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                (1, Outcome::Pass, None),
+                (2, Outcome::Fail, Some("Fail in run 2")),
+                (3, Outcome::Error, Some(crate::model::record::DIED_MESSAGE)),
+            ]
+        );
         let _ = fs::remove_dir_all(sessions);
     }
 }

@@ -63,6 +63,8 @@ impl Harness {
                     if !described {
                         process.append(&Line::Case {
                             info: Cow::Borrowed(&info),
+                            proc: None,
+                            case_ref: None,
                         })?;
                     }
                     process.append(&start_line(process.proc_id(), case, seq, run))?;
@@ -409,6 +411,8 @@ fn a_row_made_by_a_thread_that_did_not_describe_its_case_still_gets_described() 
                 if describe {
                     process.append(&Line::Case {
                         info: Cow::Borrowed(&info),
+                        proc: None,
+                        case_ref: None,
                     })?;
                 }
                 process.append(&start_line(

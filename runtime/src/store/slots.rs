@@ -1,0 +1,281 @@
+//! A process's runs as fixed-size slots of a memory-mapped file, `procs/<proc>.slots` in the
+//! session directory: how a process that runs many runs (libtest's) records each start and
+//! end without a system call or any text to format.
+//!
+//! A run's start writes its slot (its case, run number and attempt) and marks it started; its
+//! end writes the outcome, time and cost and marks it finished. The marks are written last,
+//! with release ordering, so a slot marked finished has every field. The pages belong to the
+//! file, so the kernel keeps them when the process dies: a slot marked started and never
+//! finished is a run whose process died, an error when the session is read, never a pass and
+//! never missing. A run's text (its message, location and usage) is not in a slot: such a run
+//! also writes its end line to the session's log, which the reader prefers.
+//!
+//! Layout, little-endian: a 64-byte header (`PTS1`, then at 8 the number of slots in use),
+//! then [`SLOT`]-byte slots, slot `n` for the process's run `n`:
+//!
+//! ```text
+//! 0  case ref (u32)   the case's `ref` in this process's case lines
+//! 4  run (u32)        8  attempt (u32)
+//! 12 outcome (u8)     0 pass, 1 fail, 2 error
+//! 15 mark (u8)        0 empty, 1 started, 2 finished
+//! 16 elapsed (f64)    24 cost (f64)
+//! ```
+//!
+//! The file is sparse: [`CAPACITY`] slots of address space, disk only for the pages written.
+//! A process with more runs records the rest as log lines.
+//!
+//! Layer: store.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+use memmap2::{MmapOptions, MmapRaw};
+
+use crate::types::status::Outcome;
+
+/// Bytes per slot.
+pub(crate) const SLOT: usize = 32;
+/// Bytes of the header.
+const HEADER: usize = 64;
+/// Slots a file has room for: 512 Ki runs in 16 MiB of address space.
+pub(crate) const CAPACITY: u64 = 512 * 1024;
+const MAGIC: &[u8; 4] = b"PTS1";
+const STARTED: u8 = 1;
+const FINISHED: u8 = 2;
+
+/// The directory of a session's slot files.
+pub(crate) fn procs_dir(session_dir: &Path) -> PathBuf {
+    session_dir.join("procs")
+}
+
+/// This process's slot file, mapped.
+pub(crate) struct SlotFile {
+    map: MmapRaw,
+    path: PathBuf,
+}
+
+impl SlotFile {
+    /// Creates `procs/<proc>.slots` in the session directory and maps it.
+    pub(crate) fn create(session_dir: &Path, proc: &str) -> io::Result<SlotFile> {
+        let dir = procs_dir(session_dir);
+        fs::create_dir_all(&dir)?;
+        let path = dir.join(format!("{proc}.slots"));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        let len = HEADER + CAPACITY as usize * SLOT;
+        file.set_len(len as u64)?;
+        let map = MmapOptions::new().len(len).map_raw(&file)?;
+        let slots = SlotFile { map, path };
+        slots.write(0, MAGIC);
+        Ok(slots)
+    }
+
+    /// The file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether slot `seq` exists.
+    pub(crate) fn has_room(&self, seq: u64) -> bool {
+        seq < CAPACITY
+    }
+
+    /// Copies `bytes` into the mapping at `offset`.
+    fn write(&self, offset: usize, bytes: &[u8]) {
+        assert!(
+            offset + bytes.len() <= self.map.len(),
+            "a slot inside the map"
+        );
+        // SAFETY: the range lies inside the mapping (checked above), which lives as long as
+        // `self`; this process created the file and no one truncates it. Each slot's bytes
+        // are written by the one run that owns the slot, before its mark is released, so no
+        // two threads write the same bytes at once; readers in other processes read the file.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.map.as_mut_ptr().add(offset),
+                bytes.len(),
+            );
+        }
+    }
+
+    /// The mark byte of slot `seq`, as an atomic.
+    fn mark(&self, seq: u64) -> &AtomicU8 {
+        let offset = HEADER + seq as usize * SLOT + 15;
+        assert!(offset < self.map.len(), "a slot inside the map");
+        // SAFETY: inside the mapping (checked above), which outlives the reference; `AtomicU8`
+        // has the layout of `u8`, and the byte is only ever accessed atomically.
+        #[allow(unsafe_code)]
+        unsafe {
+            &*self.map.as_mut_ptr().add(offset).cast::<AtomicU8>()
+        }
+    }
+
+    /// The header's count of slots in use, as an atomic.
+    fn in_use(&self) -> &AtomicU64 {
+        // SAFETY: offset 8 of the page-aligned mapping is inside it and 8-byte aligned;
+        // `AtomicU64` has the layout of `u64`, and the field is only ever accessed atomically.
+        #[allow(unsafe_code)]
+        unsafe {
+            &*self.map.as_mut_ptr().add(8).cast::<AtomicU64>()
+        }
+    }
+
+    /// Records the start of run `seq` of the case `case_ref`.
+    pub(crate) fn start(&self, seq: u64, case_ref: u32, run: u32, attempt: u32) {
+        let offset = HEADER + seq as usize * SLOT;
+        let mut bytes = [0u8; 12];
+        bytes[..4].copy_from_slice(&case_ref.to_le_bytes());
+        bytes[4..8].copy_from_slice(&run.to_le_bytes());
+        bytes[8..].copy_from_slice(&attempt.to_le_bytes());
+        self.write(offset, &bytes);
+        self.in_use().fetch_max(seq + 1, Ordering::Release);
+        self.mark(seq).store(STARTED, Ordering::Release);
+    }
+
+    /// Records the end of run `seq`.
+    pub(crate) fn finish(&self, seq: u64, outcome: Outcome, elapsed: f64, cost: f64) {
+        let offset = HEADER + seq as usize * SLOT;
+        self.write(offset + 12, &[outcome_byte(outcome)]);
+        let mut numbers = [0u8; 16];
+        numbers[..8].copy_from_slice(&elapsed.to_bits().to_le_bytes());
+        numbers[8..].copy_from_slice(&cost.to_bits().to_le_bytes());
+        self.write(offset + 16, &numbers);
+        self.mark(seq).store(FINISHED, Ordering::Release);
+    }
+}
+
+fn outcome_byte(outcome: Outcome) -> u8 {
+    match outcome {
+        Outcome::Pass => 0,
+        Outcome::Fail => 1,
+        Outcome::Error => 2,
+    }
+}
+
+/// A slot as read back.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ReadSlot {
+    pub(crate) seq: u64,
+    pub(crate) case_ref: u32,
+    pub(crate) run: u32,
+    pub(crate) attempt: u32,
+    /// How the run ended, with its time and cost; `None` for a run that never finished.
+    pub(crate) ended: Option<(Outcome, f64, f64)>,
+}
+
+/// The slots in use of a slot file, read without mapping it.
+pub(crate) fn read(path: &Path) -> io::Result<Vec<ReadSlot>> {
+    use std::io::Read;
+    let mut file = File::open(path)?;
+    let mut header = [0u8; HEADER];
+    file.read_exact(&mut header)?;
+    if &header[..4] != MAGIC {
+        return Err(io::Error::other(format!(
+            "{} is not a probtest slot file",
+            path.display()
+        )));
+    }
+    let in_use = u64::from_le_bytes(header[8..16].try_into().unwrap_or_default()).min(CAPACITY);
+    let mut bytes = vec![0u8; in_use as usize * SLOT];
+    file.read_exact(&mut bytes)?;
+    let mut slots = Vec::with_capacity(in_use as usize);
+    for (seq, slot) in bytes.chunks_exact(SLOT).enumerate() {
+        let word =
+            |at: usize| u32::from_le_bytes([slot[at], slot[at + 1], slot[at + 2], slot[at + 3]]);
+        let float = |at: usize| {
+            let mut bits = [0u8; 8];
+            bits.copy_from_slice(&slot[at..at + 8]);
+            f64::from_bits(u64::from_le_bytes(bits))
+        };
+        let ended = match (slot[15], slot[12]) {
+            (FINISHED, 0) => Some((Outcome::Pass, float(16), float(24))),
+            (FINISHED, 1) => Some((Outcome::Fail, float(16), float(24))),
+            (FINISHED, _) => Some((Outcome::Error, float(16), float(24))),
+            (STARTED, _) => None,
+            // Not started yet when the count was raised, or never: no run.
+            _ => continue,
+        };
+        slots.push(ReadSlot {
+            seq: seq as u64,
+            case_ref: word(0),
+            run: word(4),
+            attempt: word(8),
+            ended,
+        });
+    }
+    Ok(slots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_support::temp_sessions;
+
+    #[test]
+    fn slots_read_back_as_written_and_an_unfinished_run_reads_as_started() {
+        let dir = temp_sessions("slots");
+        let slots = SlotFile::create(&dir, "12-34").expect("created");
+        slots.start(0, 3, 1, 1);
+        slots.finish(0, Outcome::Fail, 0.25, 0.5);
+        slots.start(1, 3, 2, 1);
+        slots.start(2, 7, 1, 2);
+        slots.finish(2, Outcome::Pass, 1e-7, 0.0);
+        let read = read(slots.path()).expect("read");
+        assert_eq!(
+            read,
+            [
+                ReadSlot {
+                    seq: 0,
+                    case_ref: 3,
+                    run: 1,
+                    attempt: 1,
+                    ended: Some((Outcome::Fail, 0.25, 0.5)),
+                },
+                ReadSlot {
+                    seq: 1,
+                    case_ref: 3,
+                    run: 2,
+                    attempt: 1,
+                    ended: None,
+                },
+                ReadSlot {
+                    seq: 2,
+                    case_ref: 7,
+                    run: 1,
+                    attempt: 2,
+                    ended: Some((Outcome::Pass, 1e-7, 0.0)),
+                },
+            ]
+        );
+        // Sparse: only the pages written take room.
+        let meta = fs::metadata(slots.path()).expect("metadata");
+        assert_eq!(meta.len(), (HEADER + CAPACITY as usize * SLOT) as u64);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            assert!(
+                meta.blocks() * 512 < 1024 * 1024,
+                "{} blocks",
+                meta.blocks()
+            );
+        }
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_slot_file_is_refused() {
+        let dir = temp_sessions("slots-foreign");
+        fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("x.slots");
+        fs::write(&path, vec![7u8; 128]).expect("written");
+        assert!(read(&path).is_err());
+        let _ = fs::remove_dir_all(dir);
+    }
+}
