@@ -18,7 +18,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::Ident;
 
 use crate::ast::BenchFn;
-use crate::settings::{Settings, TRACKED_ENV};
+use crate::settings::{tracked_env, Settings};
 use crate::valid::{GateRule, Model};
 
 /// The assertion macros that are routed through probtest so that a failed assertion is told
@@ -193,7 +193,7 @@ fn data_module(
         Some(delay) => quote!(::core::option::Option::Some(#delay)),
         None => quote!(::core::option::Option::None),
     };
-    let tracked_env = TRACKED_ENV.iter();
+    let tracked_env = tracked_env();
     let tracked_files = settings
         .files
         .iter()

@@ -9,24 +9,20 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-/// Keys read here: they shape the items or carry a typed value to the runtime.
-const COMPILE_KEYS: &[&str] = &["runs", "json", "delay", "transpose"];
+use probtest_settings::{by_variable, parse_runs, parse_switch, Phase, SETTINGS};
 
-/// Config keys the runtime reads, with its environment variables, from their text.
-const RUNTIME_KEYS: &[&str] = &[
-    "method",
-    "confidence",
-    "prior",
-    "intervals",
-    "min_rate",
-    "undecided",
-    "errors",
-    "metrics",
-    "explain",
-];
+/// Config keys read here as typed values: they shape the items (`runs`, `transpose`) or reach
+/// the runtime typed (`json`, `delay`). Every other key of the table reaches it as text, parsed
+/// there like its environment variable.
+const TYPED_KEYS: &[&str] = &["runs", "json", "delay", "transpose"];
 
-/// Environment variables read at expansion time.
-pub(crate) const TRACKED_ENV: &[&str] = &["PROB_RUNS", "PROB_TRANSPOSE"];
+/// Environment variables read at expansion time: the settings that shape the items.
+pub(crate) fn tracked_env() -> impl Iterator<Item = &'static str> {
+    SETTINGS
+        .iter()
+        .filter(|setting| setting.phase == Phase::Compile)
+        .map(|setting| setting.variable)
+}
 
 /// Everything expansion needs from the environment and the config files.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -91,34 +87,21 @@ pub(crate) fn load_uncached(
     if let Some(dir) = manifest_dir {
         read_config(dir, &mut settings)?;
     }
-    if let Some(value) = env("PROB_RUNS").filter(|v| !v.trim().is_empty()) {
-        settings.env_runs =
-            Some(parse_runs(&value).map_err(|why| format!("PROB_RUNS: {why}, got `{value}`"))?);
+    let runs = by_variable("PROB_RUNS").variable;
+    if let Some(value) = env(runs).filter(|v| !v.trim().is_empty()) {
+        settings.env_runs = Some(parse_runs(&value).map_err(|why| format!("{runs}: {why}"))?);
     }
-    settings.transpose = match env("PROB_TRANSPOSE").filter(|v| !v.trim().is_empty()) {
-        Some(value) => parse_bool(&value).ok_or_else(|| {
-            format!("PROB_TRANSPOSE: expected 1/0, true/false, yes/no or on/off, got `{value}`")
-        })?,
+    let transpose = by_variable("PROB_TRANSPOSE").variable;
+    settings.transpose = match env(transpose).filter(|v| !v.trim().is_empty()) {
+        Some(value) => parse_switch(&value).map_err(|why| format!("{transpose}: {why}"))?,
         None => settings.config.transpose.unwrap_or(false),
     };
     Ok(settings)
 }
 
-/// A whole number of runs; values below 1 clamp to 1.
-fn parse_runs(text: &str) -> Result<u32, &'static str> {
-    let number: i64 = text
-        .trim()
-        .parse()
-        .map_err(|_| "expected a whole number of runs")?;
-    u32::try_from(number.max(1)).map_err(|_| "the number of runs is too large")
-}
-
-fn parse_bool(text: &str) -> Option<bool> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Some(true),
-        "0" | "false" | "no" | "off" => Some(false),
-        _ => None,
-    }
+/// Whether the table has a config key `key`.
+fn is_config_key(key: &str) -> bool {
+    SETTINGS.iter().any(|setting| setting.key == Some(key))
 }
 
 fn read_config(manifest_dir: &Path, settings: &mut Settings) -> Result<(), String> {
@@ -229,7 +212,7 @@ fn apply_table(
                         format!("{} must be true or false, got {value}", at(key))
                     })?);
             }
-            key if RUNTIME_KEYS.contains(&key) => {
+            key if is_config_key(key) && !TYPED_KEYS.contains(&key) => {
                 let text = match value {
                     toml::Value::String(text) => text.clone(),
                     toml::Value::Integer(number) => number.to_string(),
@@ -258,10 +241,9 @@ fn apply_table(
                 return Err(format!(
                 "{}: unknown key `{other}` in [{section}.metadata.probtest]; expected one of: {}",
                 path.display(),
-                COMPILE_KEYS
+                SETTINGS
                     .iter()
-                    .chain(RUNTIME_KEYS)
-                    .copied()
+                    .filter_map(|setting| setting.key)
                     .collect::<Vec<_>>()
                     .join(", ")
             ))

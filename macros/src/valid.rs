@@ -125,13 +125,12 @@ fn number(value: &Expr, key: &str, errors: &mut Vec<syn::Error>) -> Option<f64> 
 /// A fraction strictly between 0 and 1; a percentage gets the fraction it probably meant.
 fn fraction(value: &Expr, key: &str, errors: &mut Vec<syn::Error>) -> Option<f64> {
     let number = number(value, key, errors)?;
-    if number > 0.0 && number < 1.0 {
+    if probtest_settings::is_fraction(number) {
         return Some(number);
     }
-    let hint = if number > 1.0 && number < 100.0 {
-        format!("; did you mean `{key} = {}`?", number / 100.0)
-    } else {
-        String::new()
+    let hint = match probtest_settings::meant_fraction(number) {
+        Some(meant) => format!("; did you mean `{key} = {meant}`?"),
+        None => String::new(),
     };
     errors.push(syn::Error::new_spanned(
         value,

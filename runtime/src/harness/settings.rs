@@ -1,10 +1,14 @@
 //! Settings read at run time: environment variable, then the crate's config (read at compile
-//! time and carried in the generated code), then the default. Settings that shape the generated
-//! items (`PROB_RUNS`, `PROB_TRANSPOSE`) are resolved by the macro instead.
+//! time and carried in the generated code), then the default. The variables, config keys and
+//! text parsers come from the table the attribute uses too (`probtest-settings`); settings
+//! that shape the generated items (`PROB_RUNS`, `PROB_TRANSPOSE`) are resolved by the
+//! attribute instead.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
+
+use probtest_settings::{by_variable, parse_choice, parse_fraction, parse_seconds, parse_switch};
 
 use crate::harness::registry::Config;
 use crate::types::stats::{self, ErrorPolicy, Metric, Prior, StatsConfig, Undecided};
@@ -71,36 +75,27 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
     };
     let mut problem = None;
     let delay = match set("PROB_DELAY") {
-        Some(text) => parse_delay(&text).unwrap_or_else(|| {
-            problem = Some(format!(
-                "PROB_DELAY: expected a number of seconds >= 0, got `{text}`"
-            ));
-            Duration::ZERO
-        }),
+        Some(text) => parse_seconds(&text)
+            .map(Duration::from_secs_f64)
+            .unwrap_or_else(|why| {
+                problem = Some(format!("PROB_DELAY: {why}"));
+                Duration::ZERO
+            }),
         None => config.delay.map_or(Duration::ZERO, Duration::from_secs_f64),
     };
-    let summary = match set("PROB_SUMMARY") {
-        Some(text) => parse_switch(&text).unwrap_or_else(|| {
-            problem.get_or_insert(format!(
-                "PROB_SUMMARY: expected 1/0, true/false, yes/no or on/off, got `{text}`"
-            ));
-            true
+    let mut switch = |name: &str, default: bool| match set(name) {
+        Some(text) => parse_switch(&text).unwrap_or_else(|why| {
+            problem.get_or_insert(format!("{name}: {why}"));
+            default
         }),
-        None => true,
+        None => default,
     };
+    let summary = switch("PROB_SUMMARY", true);
+    let defer_verdicts = switch("PROB_DEFER_VERDICTS", false);
     let stats = resolve_stats(config, &set).unwrap_or_else(|why| {
         problem.get_or_insert(why);
         StatsConfig::default()
     });
-    let defer_verdicts = match set("PROB_DEFER_VERDICTS") {
-        Some(text) => parse_switch(&text).unwrap_or_else(|| {
-            problem.get_or_insert(format!(
-                "PROB_DEFER_VERDICTS: expected 1/0, true/false, yes/no or on/off, got `{text}`"
-            ));
-            false
-        }),
-        None => false,
-    };
     Settings {
         json,
         delay,
@@ -118,31 +113,33 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
     }
 }
 
-/// The statistics settings: each from its environment variable, else the config, else the
-/// default. A bad value is an error naming where it came from.
+/// The statistics settings: each from its environment variable, else the config (under the
+/// key the table gives it), else the default. A bad value is an error naming where it came
+/// from.
 fn resolve_stats(
     config: &Config,
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<StatsConfig, String> {
-    let lookup = |variable: &str, key: &str| -> Option<(String, String)> {
-        match env(variable) {
-            Some(value) => Some((value, variable.to_string())),
-            None => config
-                .entries
-                .iter()
-                .find(|(name, _)| *name == key)
-                .map(|(_, value)| (value.to_string(), format!("config `{key}`"))),
+    let lookup = |variable: &str| -> Option<(String, String)> {
+        if let Some(value) = env(variable) {
+            return Some((value, variable.to_string()));
         }
+        let key = by_variable(variable).key?;
+        config
+            .entries
+            .iter()
+            .find(|(name, _)| *name == key)
+            .map(|(_, value)| (value.to_string(), format!("config `{key}`")))
     };
     let mut stats = StatsConfig::default();
-    if let Some((value, source)) = lookup("PROB_METHOD", "method") {
+    if let Some((value, source)) = lookup("PROB_METHOD") {
         stats.interval.method = value.parse().map_err(|why| format!("{source}: {why}"))?;
     }
-    if let Some((value, source)) = lookup("PROB_CONFIDENCE", "confidence") {
+    if let Some((value, source)) = lookup("PROB_CONFIDENCE") {
         stats.interval.level =
             stats::parse_level(&value).map_err(|why| format!("{source}: {why}"))?;
     }
-    if let Some((value, source)) = lookup("PROB_PRIOR", "prior") {
+    if let Some((value, source)) = lookup("PROB_PRIOR") {
         let numbers: Vec<f64> = value
             .split(',')
             .map(|part| part.trim().parse::<f64>())
@@ -159,45 +156,28 @@ fn resolve_stats(
             }
         }
     }
-    if let Some((value, source)) = lookup("PROB_INTERVALS", "intervals") {
-        stats.intervals = parse_switch(&value).ok_or_else(|| {
-            format!("{source}: expected 1/0, true/false, yes/no or on/off, got `{value}`")
-        })?;
+    if let Some((value, source)) = lookup("PROB_INTERVALS") {
+        stats.intervals = parse_switch(&value).map_err(|why| format!("{source}: {why}"))?;
     }
-    if let Some((value, source)) = lookup("PROB_MIN_RATE", "min_rate") {
-        let rate: f64 = value
-            .trim()
-            .parse()
-            .ok()
-            .filter(|rate: &f64| *rate > 0.0 && *rate < 1.0)
-            .ok_or_else(|| match value.trim().parse::<f64>() {
-                Ok(percent) if percent > 1.0 && percent < 100.0 => format!(
-                    "{source}: expected a rate strictly between 0 and 1, got `{value}`; did you mean {}?",
-                    percent / 100.0
-                ),
-                _ => format!("{source}: expected a rate strictly between 0 and 1, got `{value}`"),
-            })?;
-        stats.min_rate = Some(rate);
+    if let Some((value, source)) = lookup("PROB_MIN_RATE") {
+        stats.min_rate =
+            Some(parse_fraction("a rate", &value).map_err(|why| format!("{source}: {why}"))?);
     }
-    if let Some((value, source)) = lookup("PROB_UNDECIDED", "undecided") {
-        stats.undecided = match value.trim().to_ascii_lowercase().as_str() {
-            "fail" => Undecided::Fail,
-            "pass" => Undecided::Pass,
-            _ => return Err(format!("{source}: expected fail or pass, got `{value}`")),
+    if let Some((value, source)) = lookup("PROB_UNDECIDED") {
+        stats.undecided = match parse_choice(&value, &["fail", "pass"]) {
+            Ok("pass") => Undecided::Pass,
+            Ok(_) => Undecided::Fail,
+            Err(why) => return Err(format!("{source}: {why}")),
         };
     }
-    if let Some((value, source)) = lookup("PROB_ERRORS", "errors") {
-        stats.errors = match value.trim().to_ascii_lowercase().as_str() {
-            "count" => ErrorPolicy::Count,
-            "exclude" => ErrorPolicy::Exclude,
-            _ => {
-                return Err(format!(
-                    "{source}: expected count or exclude, got `{value}`"
-                ))
-            }
+    if let Some((value, source)) = lookup("PROB_ERRORS") {
+        stats.errors = match parse_choice(&value, &["count", "exclude"]) {
+            Ok("exclude") => ErrorPolicy::Exclude,
+            Ok(_) => ErrorPolicy::Count,
+            Err(why) => return Err(format!("{source}: {why}")),
         };
     }
-    if let Some((value, source)) = lookup("PROB_METRIC", "metrics") {
+    if let Some((value, source)) = lookup("PROB_METRIC") {
         stats.metrics = value
             .split(',')
             .filter(|part| !part.trim().is_empty())
@@ -205,25 +185,10 @@ fn resolve_stats(
             .collect::<Result<_, _>>()
             .map_err(|why| format!("{source}: {why}"))?;
     }
-    if let Some((value, source)) = lookup("PROB_EXPLAIN", "explain") {
-        stats.explain = parse_switch(&value).ok_or_else(|| {
-            format!("{source}: expected 1/0, true/false, yes/no or on/off, got `{value}`")
-        })?;
+    if let Some((value, source)) = lookup("PROB_EXPLAIN") {
+        stats.explain = parse_switch(&value).map_err(|why| format!("{source}: {why}"))?;
     }
     Ok(stats)
-}
-
-fn parse_switch(text: &str) -> Option<bool> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Some(true),
-        "0" | "false" | "no" | "off" => Some(false),
-        _ => None,
-    }
-}
-
-fn parse_delay(text: &str) -> Option<Duration> {
-    let seconds: f64 = text.trim().parse().ok()?;
-    Duration::try_from_secs_f64(seconds).ok()
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ pub struct Record {
 }
 
 impl Record {
-    /// The key of the record's case, as [`CaseInfo::key`] gives it.
+    /// The key of the record's case, as [`CaseInfo::key`](crate::CaseInfo::key) gives it.
     pub fn key(&self) -> CaseKey<&str> {
         CaseKey::new(&self.package, &self.module, &self.case)
     }

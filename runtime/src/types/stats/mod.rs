@@ -109,22 +109,7 @@ pub struct Interval {
 /// Parses a confidence level: a number strictly between 0 and 1. A percentage is refused with
 /// the fraction it probably meant.
 pub fn parse_level(text: &str) -> Result<f64, String> {
-    let value: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("expected a number strictly between 0 and 1, got `{text}`"))?;
-    if value > 0.0 && value < 1.0 {
-        Ok(value)
-    } else if value > 1.0 && value < 100.0 {
-        Err(format!(
-            "expected a number strictly between 0 and 1, got `{text}`; did you mean {}?",
-            value / 100.0
-        ))
-    } else {
-        Err(format!(
-            "expected a number strictly between 0 and 1, got `{text}`"
-        ))
-    }
+    probtest_settings::parse_fraction("a number", text)
 }
 
 impl IntervalSpec {

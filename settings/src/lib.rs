@@ -1,0 +1,306 @@
+//! The one table of probtest's settings, shared by its attribute (which reads the settings that
+//! shape the generated tests, at compile time) and its runtime (which reads the rest when a
+//! test runs): each setting's environment variable, its config key, when it is read, and the
+//! text parsers that both sides use. Each is resolved from its environment variable, then the
+//! config (`[package.metadata.probtest]`, then `[workspace.metadata.probtest]`), then its
+//! default.
+//!
+//! Use it through the `probtest` crate; this crate has no API of its own to promise.
+
+/// When a setting is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// By the attribute, at compile time: the setting shapes the generated tests, and changing
+    /// it rebuilds them.
+    Compile,
+    /// By the runtime, when a test runs; the attribute hands it the config's value as text.
+    Run,
+}
+
+/// One setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// The environment variable: `PROB_RUNS`.
+    pub variable: &'static str,
+    /// The key in `[package.metadata.probtest]`, if the config can set it.
+    pub key: Option<&'static str>,
+    /// When it is read.
+    pub phase: Phase,
+    /// What it means, in a few words (the README's table says the same).
+    pub meaning: &'static str,
+}
+
+const fn setting(
+    variable: &'static str,
+    key: Option<&'static str>,
+    phase: Phase,
+    meaning: &'static str,
+) -> Setting {
+    Setting {
+        variable,
+        key,
+        phase,
+        meaning,
+    }
+}
+
+/// Every setting.
+pub const SETTINGS: &[Setting] = &[
+    setting("PROB_RUNS", Some("runs"), Phase::Compile, "runs per case"),
+    setting(
+        "PROB_JSON",
+        Some("json"),
+        Phase::Run,
+        "the JSON report's path",
+    ),
+    setting(
+        "PROB_DELAY",
+        Some("delay"),
+        Phase::Run,
+        "seconds between run starts",
+    ),
+    setting(
+        "PROB_TRANSPOSE",
+        Some("transpose"),
+        Phase::Compile,
+        "run-major order",
+    ),
+    setting(
+        "PROB_METHOD",
+        Some("method"),
+        Phase::Run,
+        "the interval method",
+    ),
+    setting(
+        "PROB_CONFIDENCE",
+        Some("confidence"),
+        Phase::Run,
+        "the intervals' level",
+    ),
+    setting(
+        "PROB_PRIOR",
+        Some("prior"),
+        Phase::Run,
+        "the Bayes method's Beta prior",
+    ),
+    setting(
+        "PROB_INTERVALS",
+        Some("intervals"),
+        Phase::Run,
+        "the interval column",
+    ),
+    setting(
+        "PROB_MIN_RATE",
+        Some("min_rate"),
+        Phase::Run,
+        "a gate for every case",
+    ),
+    setting(
+        "PROB_UNDECIDED",
+        Some("undecided"),
+        Phase::Run,
+        "what UNDECIDED means",
+    ),
+    setting(
+        "PROB_ERRORS",
+        Some("errors"),
+        Phase::Run,
+        "how errors enter gates",
+    ),
+    setting(
+        "PROB_METRIC",
+        Some("metrics"),
+        Phase::Run,
+        "pass^k and pass@k",
+    ),
+    setting(
+        "PROB_EXPLAIN",
+        Some("explain"),
+        Phase::Run,
+        "plain-language verdicts",
+    ),
+    setting(
+        "PROB_DEFER_VERDICTS",
+        None,
+        Phase::Run,
+        "leave gated verdicts to the reader",
+    ),
+    setting("PROB_SESSION", None, Phase::Run, "the session key"),
+    setting(
+        "PROB_SUMMARY",
+        None,
+        Phase::Run,
+        "the section each process prints",
+    ),
+];
+
+/// The setting of an environment variable.
+///
+/// # Panics
+///
+/// When the table has no such variable: a name spelled wrong in probtest itself.
+pub fn by_variable(variable: &str) -> &'static Setting {
+    SETTINGS
+        .iter()
+        .find(|setting| setting.variable == variable)
+        .unwrap_or_else(|| panic!("probtest has no setting {variable}"))
+}
+
+/// The config keys of the settings read at `phase`.
+pub fn keys(phase: Phase) -> impl Iterator<Item = &'static str> {
+    SETTINGS
+        .iter()
+        .filter(move |setting| setting.phase == phase)
+        .filter_map(|setting| setting.key)
+}
+
+/// A switch: `1`/`0`, `true`/`false`, `yes`/`no` or `on`/`off`, in any case.
+pub fn parse_switch(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!(
+            "expected 1/0, true/false, yes/no or on/off, got `{text}`"
+        )),
+    }
+}
+
+/// A whole number of runs; values below 1 count as 1.
+pub fn parse_runs(text: &str) -> Result<u32, String> {
+    let number: i64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a whole number of runs, got `{text}`"))?;
+    u32::try_from(number.max(1))
+        .map_err(|_| format!("the number of runs is too large, got `{text}`"))
+}
+
+/// A number of seconds, at least 0.
+pub fn parse_seconds(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+        .ok_or_else(|| format!("expected a number of seconds >= 0, got `{text}`"))
+}
+
+/// Whether `value` is strictly between 0 and 1, as a confidence level or a rate must be.
+pub fn is_fraction(value: f64) -> bool {
+    value > 0.0 && value < 1.0
+}
+
+/// The fraction that a percentage probably meant: 0.95 for 95; `None` for anything else.
+pub fn meant_fraction(value: f64) -> Option<f64> {
+    (value > 1.0 && value < 100.0).then(|| value / 100.0)
+}
+
+/// A probability strictly between 0 and 1 (a confidence level, a rate). A percentage is
+/// refused with the fraction it probably meant.
+pub fn parse_fraction(what: &str, text: &str) -> Result<f64, String> {
+    let refused = || format!("expected {what} strictly between 0 and 1, got `{text}`");
+    let value: f64 = text.trim().parse().map_err(|_| refused())?;
+    if is_fraction(value) {
+        Ok(value)
+    } else if let Some(meant) = meant_fraction(value) {
+        Err(format!("{}; did you mean {meant}?", refused()))
+    } else {
+        Err(refused())
+    }
+}
+
+/// One of `choices`, in any case.
+pub fn parse_choice(text: &str, choices: &[&'static str]) -> Result<&'static str, String> {
+    let wanted = text.trim().to_ascii_lowercase();
+    choices
+        .iter()
+        .find(|choice| **choice == wanted)
+        .copied()
+        .ok_or_else(|| {
+            let (last, first) = choices.split_last().unwrap_or((&"", &[]));
+            let listed = if first.is_empty() {
+                last.to_string()
+            } else {
+                format!("{} or {last}", first.join(", "))
+            };
+            format!("expected {listed}, got `{text}`")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variables_and_keys_are_unique_and_spelled_alike() {
+        for (index, setting) in SETTINGS.iter().enumerate() {
+            assert!(setting.variable.starts_with("PROB_"), "{setting:?}");
+            for other in &SETTINGS[index + 1..] {
+                assert_ne!(setting.variable, other.variable);
+                assert!(
+                    setting.key.is_none() || setting.key != other.key,
+                    "{setting:?}"
+                );
+            }
+        }
+        assert_eq!(by_variable("PROB_METRIC").key, Some("metrics"));
+        assert_eq!(
+            keys(Phase::Compile).collect::<Vec<_>>(),
+            ["runs", "transpose"]
+        );
+    }
+
+    #[test]
+    fn parsers_name_the_value_they_refuse() {
+        assert_eq!(parse_switch(" On "), Ok(true));
+        assert_eq!(
+            parse_switch("loud"),
+            Err("expected 1/0, true/false, yes/no or on/off, got `loud`".to_string())
+        );
+        assert_eq!(parse_runs("0"), Ok(1));
+        assert_eq!(
+            parse_runs("ten"),
+            Err("expected a whole number of runs, got `ten`".to_string())
+        );
+        assert_eq!(parse_seconds("0.25"), Ok(0.25));
+        assert!(parse_seconds("-1").is_err() && parse_seconds("inf").is_err());
+        assert_eq!(
+            parse_fraction("a rate", "90"),
+            Err(
+                "expected a rate strictly between 0 and 1, got `90`; did you mean 0.9?".to_string()
+            )
+        );
+        assert_eq!(parse_choice("PASS", &["fail", "pass"]), Ok("pass"));
+        assert_eq!(
+            parse_choice("maybe", &["fail", "pass"]),
+            Err("expected fail or pass, got `maybe`".to_string())
+        );
+    }
+
+    /// The README's and the runtime's documented tables name every setting, with its key.
+    #[test]
+    fn the_documentation_lists_every_setting() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for document in ["README.md", "runtime/src/lib.rs"] {
+            let Ok(text) = std::fs::read_to_string(root.join(document)) else {
+                // Outside the workspace (a packaged crate): nothing to compare with.
+                continue;
+            };
+            for setting in SETTINGS {
+                let row = text
+                    .lines()
+                    .filter(|line| line.trim_start_matches("//!").trim_start().starts_with('|'))
+                    .find(|line| line.contains(&format!("`{}`", setting.variable)))
+                    .unwrap_or_else(|| {
+                        panic!("{document}: no settings table row for {}", setting.variable)
+                    });
+                if let Some(key) = setting.key {
+                    assert!(
+                        row.contains(&format!("`{key}`")),
+                        "{document}: the row of {} does not name its key `{key}`:\n{row}",
+                        setting.variable
+                    );
+                }
+            }
+        }
+    }
+}
