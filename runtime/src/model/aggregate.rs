@@ -1,7 +1,10 @@
-//! Per-function means of the metrics: the one aggregation, used by `Report::build` and kept
-//! running by the live report through [`FunctionSums`].
+//! Per-function means of the metrics: the one aggregation. `Report::build` computes them from
+//! its rows; the live report keeps the same [`FunctionSums`] running as rows change, so that a
+//! mean changes in constant time.
 //!
 //! Layer: model.
+
+use serde::{Deserialize, Serialize};
 
 use crate::model::report::{Aggregate, Row};
 use crate::types::ordered_map::OrderedMap;
@@ -9,45 +12,101 @@ use crate::types::stats::StatsConfig;
 
 /// The per-function means of the metrics, for functions with at least one case.
 pub(crate) fn aggregates(rows: &[Row], config: &StatsConfig) -> Vec<Aggregate> {
+    means(&FunctionSums::of_rows(rows, config), config)
+}
+
+/// The running sums of one function's metrics, so that its means change in constant time.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct FunctionSums {
+    pub(crate) function: String,
+    pub(crate) module: String,
+    pub(crate) cases: u64,
+    /// Per metric of the session's settings: the sum over cases that have it, and their count.
+    pub(crate) sums: Vec<f64>,
+    pub(crate) counts: Vec<u64>,
+}
+
+impl FunctionSums {
+    /// The sums of `rows`, as a report built from them has them.
+    pub(crate) fn of_rows(rows: &[Row], config: &StatsConfig) -> Vec<FunctionSums> {
+        let mut functions = Vec::new();
+        for row in rows {
+            FunctionSums::row_changed(&mut functions, None, row, config);
+        }
+        functions
+    }
+
+    /// Moves a row's metrics from `before` (none for a new row) to `after` in its function's sums.
+    pub(crate) fn row_changed(
+        functions: &mut Vec<FunctionSums>,
+        before: Option<&OrderedMap<f64>>,
+        after: &Row,
+        config: &StatsConfig,
+    ) {
+        // Without metrics there are no means to keep, and the index stays the same size however
+        // many functions the session has.
+        if config.metrics.is_empty() {
+            return;
+        }
+        let names: Vec<String> = config.metrics.iter().map(|m| m.name()).collect();
+        let position = functions
+            .iter()
+            .position(|f| f.function == after.info.function && f.module == after.info.module)
+            .unwrap_or_else(|| {
+                functions.push(FunctionSums {
+                    function: after.info.function.clone(),
+                    module: after.info.module.clone(),
+                    cases: 0,
+                    sums: vec![0.0; names.len()],
+                    counts: vec![0; names.len()],
+                });
+                functions.len() - 1
+            });
+        let sums = &mut functions[position];
+        if before.is_none() {
+            sums.cases += 1;
+        }
+        for (index, name) in names.iter().enumerate() {
+            if let Some(value) = before.and_then(|metrics| metrics.get(name)) {
+                sums.sums[index] -= value;
+                sums.counts[index] -= 1;
+            }
+            if let Some(value) = after.metrics.get(name) {
+                sums.sums[index] += value;
+                sums.counts[index] += 1;
+            }
+        }
+    }
+}
+
+/// The means the sums give, one aggregate per function.
+pub(crate) fn means(functions: &[FunctionSums], config: &StatsConfig) -> Vec<Aggregate> {
     if config.metrics.is_empty() {
         return Vec::new();
     }
-    let mut functions: Vec<(&str, &str, Vec<&Row>)> = Vec::new();
-    for row in rows {
-        match functions.iter_mut().find(|(function, module, _)| {
-            *function == row.info.function && *module == row.info.module
-        }) {
-            Some((_, _, members)) => members.push(row),
-            None => functions.push((&row.info.function, &row.info.module, vec![row])),
-        }
-    }
     functions
-        .into_iter()
-        .map(|(function, module, members)| {
-            let mut metrics = OrderedMap::default();
-            let mut left_out = OrderedMap::default();
-            for metric in &config.metrics {
-                let name = metric.name();
-                let values: Vec<f64> = members
-                    .iter()
-                    .filter_map(|row| row.metrics.get(&name).copied())
-                    .collect();
-                if !values.is_empty() {
-                    metrics.0.push((
-                        name.clone(),
-                        values.iter().sum::<f64>() / values.len() as f64,
-                    ));
+        .iter()
+        .map(|sums| {
+            let mut aggregate = Aggregate {
+                function: sums.function.clone(),
+                module: sums.module.clone(),
+                metrics: OrderedMap::default(),
+                left_out: OrderedMap::default(),
+            };
+            for (index, metric) in config.metrics.iter().enumerate() {
+                let (sum, count) = (sums.sums[index], sums.counts[index]);
+                if count > 0 {
+                    aggregate
+                        .metrics
+                        .0
+                        .push((metric.name(), sum / count as f64));
                 }
-                left_out
+                aggregate
+                    .left_out
                     .0
-                    .push((name, (members.len() - values.len()) as u64));
+                    .push((metric.name(), sums.cases - count));
             }
-            Aggregate {
-                function: function.to_string(),
-                module: module.to_string(),
-                metrics,
-                left_out,
-            }
+            aggregate
         })
         .collect()
 }

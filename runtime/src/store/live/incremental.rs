@@ -7,9 +7,10 @@
 use std::fs::{File, OpenOptions};
 use std::io;
 
+use crate::model::aggregate::{means, FunctionSums};
 use crate::model::{infeasible, Aggregate, CaseInfo, Row};
 use crate::store::live::file_io::{padded, read_all, row_capacity, row_file_name, write_at};
-use crate::store::live::state::{FunctionSums, Index, OpenRun, RowState, Slot, DIRTY};
+use crate::store::live::state::{Index, OpenRun, RowState, Slot, DIRTY};
 use crate::store::live::{Change, Handles, ReportFile, RowHandle, RECORD_SLACK, TAIL};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::StatsConfig;
@@ -26,7 +27,7 @@ impl Index {
         let fails_before = before.as_ref().is_some_and(|before| before.fails);
         self.failing_rows = (self.failing_rows + u64::from(after.fails_session(config)))
             .saturating_sub(u64::from(fails_before));
-        functions_changed(
+        FunctionSums::row_changed(
             &mut self.functions,
             before.map(|before| before.metrics),
             after,
@@ -35,82 +36,8 @@ impl Index {
     }
 
     fn aggregates(&self, config: &StatsConfig) -> Vec<Aggregate> {
-        aggregates_of(&self.functions, config)
+        means(&self.functions, config)
     }
-}
-
-/// Moves a row's metrics from `before` (none for a new row) to `after` in its function's sums.
-pub(super) fn functions_changed(
-    functions: &mut Vec<FunctionSums>,
-    before: Option<&OrderedMap<f64>>,
-    after: &Row,
-    config: &StatsConfig,
-) {
-    // Without metrics there are no means to keep, and the index stays the same size however
-    // many functions the session has.
-    if config.metrics.is_empty() {
-        return;
-    }
-    let names: Vec<String> = config.metrics.iter().map(|m| m.name()).collect();
-    let position = functions
-        .iter()
-        .position(|f| f.function == after.info.function && f.module == after.info.module)
-        .unwrap_or_else(|| {
-            functions.push(FunctionSums {
-                function: after.info.function.clone(),
-                module: after.info.module.clone(),
-                cases: 0,
-                sums: vec![0.0; names.len()],
-                counts: vec![0; names.len()],
-            });
-            functions.len() - 1
-        });
-    let sums = &mut functions[position];
-    if before.is_none() {
-        sums.cases += 1;
-    }
-    for (index, name) in names.iter().enumerate() {
-        if let Some(value) = before.and_then(|metrics| metrics.get(name)) {
-            sums.sums[index] -= value;
-            sums.counts[index] -= 1;
-        }
-        if let Some(value) = after.metrics.get(name) {
-            sums.sums[index] += value;
-            sums.counts[index] += 1;
-        }
-    }
-}
-
-/// The aggregates the sums give.
-fn aggregates_of(functions: &[FunctionSums], config: &StatsConfig) -> Vec<Aggregate> {
-    if config.metrics.is_empty() {
-        return Vec::new();
-    }
-    functions
-        .iter()
-        .map(|sums| {
-            let mut aggregate = Aggregate {
-                function: sums.function.clone(),
-                module: sums.module.clone(),
-                metrics: OrderedMap::default(),
-                left_out: OrderedMap::default(),
-            };
-            for (index, metric) in config.metrics.iter().enumerate() {
-                let (sum, count) = (sums.sums[index], sums.counts[index]);
-                if count > 0 {
-                    aggregate
-                        .metrics
-                        .0
-                        .push((metric.name(), sum / count as f64));
-                }
-                aggregate
-                    .left_out
-                    .0
-                    .push((metric.name(), sums.cases - count));
-            }
-            aggregate
-        })
-        .collect()
 }
 
 impl RowState {

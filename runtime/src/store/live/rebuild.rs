@@ -7,15 +7,14 @@ use std::fs;
 use std::io;
 
 use crate::format::report::{record_identity, record_of};
-use crate::model::{Record, Report, Row};
+use crate::model::aggregate::FunctionSums;
+use crate::model::{Record, Report};
 use crate::store::atomic::write_atomically;
 use crate::store::live::file_io::{padded, row_capacity, row_file_name};
-use crate::store::live::incremental::functions_changed;
-use crate::store::live::state::{FunctionSums, Index, OpenRun, RowState, Slot};
+use crate::store::live::state::{Index, OpenRun, RowState, Slot};
 use crate::store::live::{Handles, ReportFile, RECORD_SLACK, TAIL};
 use crate::store::session_dir::SessionData;
 use crate::types::key::CaseKey;
-use crate::types::stats::StatsConfig;
 use crate::types::time::rfc3339_now;
 
 /// Free space for new rows left by a rebuild, at least: room for some 350 cases, so that a
@@ -150,7 +149,7 @@ impl ReportFile {
                 .iter()
                 .filter(|row| row.fails_session(&self.stats))
                 .count() as u64,
-            functions: function_sums(&report.rows, &self.stats),
+            functions: FunctionSums::of_rows(&report.rows, &self.stats),
             warnings: report.warnings.clone(),
             totals: report.totals,
         };
@@ -183,13 +182,4 @@ impl ReportFile {
 pub(crate) enum Patchable {
     Yes,
     No,
-}
-
-/// The sums behind each function's aggregates, as a rebuild finds them.
-fn function_sums(rows: &[Row], config: &StatsConfig) -> Vec<FunctionSums> {
-    let mut functions = Vec::new();
-    for row in rows {
-        functions_changed(&mut functions, None, row, config);
-    }
-    functions
 }

@@ -15,6 +15,7 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::aggregate::FunctionSums;
 use crate::model::{CaseInfo, Totals};
 use crate::types::key::CaseKey;
 use crate::types::ordered_map::OrderedMap;
@@ -56,17 +57,6 @@ pub(crate) struct Index {
     pub(crate) functions: Vec<FunctionSums>,
     /// Gates that cannot pass with their cases' runs.
     pub(crate) warnings: Vec<String>,
-}
-
-/// The running sums of one function's metrics, so that its means change in constant time.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub(crate) struct FunctionSums {
-    pub(crate) function: String,
-    pub(crate) module: String,
-    pub(crate) cases: u64,
-    /// Per metric of the session's settings: the sum over cases that have it, and their count.
-    pub(crate) sums: Vec<f64>,
-    pub(crate) counts: Vec<u64>,
 }
 
 /// A row's place in the report and its counts: everything about a row that is not its case's
