@@ -93,6 +93,17 @@ fn a_process_that_aborts_leaves_its_run_as_an_error() {
     );
 }
 
+/// `(run, outcome)` of every record of `case` in a report.
+fn run_outcomes(report: &Value, case: &str) -> Vec<(u64, String)> {
+    report_records(report, case)
+        .iter()
+        .map(|r| {
+            let run = r["run"].as_u64().expect("run");
+            (run, r["outcome"].as_str().expect("outcome").to_string())
+        })
+        .collect()
+}
+
 #[test]
 fn under_cargo_test_an_abort_keeps_the_started_run_as_an_error() {
     let fixture = fixture();
@@ -110,13 +121,7 @@ fn under_cargo_test_an_abort_keeps_the_started_run_as_an_error() {
         .run();
     assert_eq!(output.code, Some(101), "{output}");
     let json = fixture.read_json(report);
-    let outcomes: Vec<(u64, String)> = report_records(&json, "abort")
-        .iter()
-        .map(|r| {
-            let run = r["run"].as_u64().expect("run");
-            (run, r["outcome"].as_str().expect("outcome").to_string())
-        })
-        .collect();
+    let outcomes = run_outcomes(&json, "abort");
     // A process that runs many runs folds them into the report in batches; the one that
     // aborted did not fold again, so its report lacks run 2 ...
     assert!(
@@ -144,13 +149,7 @@ fn under_cargo_test_an_abort_keeps_the_started_run_as_an_error() {
         .run()
         .assert_code(0);
     let json = fixture.read_json(rewritten);
-    let outcomes: Vec<(u64, String)> = report_records(&json, "abort")
-        .iter()
-        .map(|r| {
-            let run = r["run"].as_u64().expect("run");
-            (run, r["outcome"].as_str().expect("outcome").to_string())
-        })
-        .collect();
+    let outcomes = run_outcomes(&json, "abort");
     assert_eq!(
         outcomes,
         [(1, "pass".to_string()), (2, "error".to_string())]
