@@ -147,7 +147,7 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
         }
         let event = RunEvent::Started(RunStarted {
             seq: ticket,
-            identity: case.identity(),
+            identity: writer.writes_line_for(ticket).then(|| case.identity()),
             run,
             attempt: settings.attempt,
             info,

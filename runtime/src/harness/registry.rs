@@ -188,7 +188,6 @@ impl Case {
     /// This process's state of the case, made at its first use. Kept for the process's life,
     /// so that it can be handed out without holding the table's lock.
     fn state(&'static self) -> &'static CaseState {
-        static STATES: Mutex<BTreeMap<usize, &'static CaseState>> = Mutex::new(BTreeMap::new());
         thread_local! {
             /// The state this thread looked up last: a run asks for its case's state several
             /// times, and the table's lock and search cost more than the rest of a short run.
@@ -201,10 +200,7 @@ impl Case {
                 return state;
             }
         }
-        let mut states = STATES.lock().unwrap_or_else(|poison| poison.into_inner());
-        let state: &'static CaseState = states
-            .entry(key)
-            .or_insert_with(|| Box::leak(Box::default()));
+        let state = states().find(key);
         let _ = LAST.try_with(|last| last.set(Some((key, state))));
         state
     }
@@ -268,6 +264,52 @@ impl Case {
     /// Whether this is the first call in this process.
     pub(crate) fn first_sighting(&'static self) -> bool {
         !self.state().seen.swap(true, Ordering::Relaxed)
+    }
+}
+
+/// The states of the cases that have run in this process, by the address of their static.
+///
+/// Every run looks its case's state up, on a thread of its own (libtest starts one per test),
+/// so the lookup must be cheap unoptimized: an open-addressing table of write-once cells, sized
+/// from the benches the linker listed, without a lock. A case the table has no room for (a
+/// binary whose benches the linker could not list) goes to an ordered map under a lock.
+struct CaseStates {
+    cells: Box<[OnceLock<(usize, &'static CaseState)>]>,
+    overflow: Mutex<BTreeMap<usize, &'static CaseState>>,
+}
+
+fn states() -> &'static CaseStates {
+    static STATES: OnceLock<CaseStates> = OnceLock::new();
+    STATES.get_or_init(|| {
+        let cases: usize = BENCHES.iter().map(|bench| bench.cases as usize).sum();
+        let size = (cases * 2).max(16).next_power_of_two();
+        CaseStates {
+            cells: (0..size).map(|_| OnceLock::new()).collect(),
+            overflow: Mutex::new(BTreeMap::new()),
+        }
+    })
+}
+
+impl CaseStates {
+    /// The state of the case whose static is at `key`, made at its first use.
+    fn find(&self, key: usize) -> &'static CaseState {
+        let mask = self.cells.len() - 1;
+        // Case statics lie side by side: consecutive cases take consecutive cells.
+        let mut at = (key / std::mem::size_of::<Case>()) & mask;
+        for _ in 0..self.cells.len() {
+            let (owner, state) = *self.cells[at].get_or_init(|| (key, Box::leak(Box::default())));
+            if owner == key {
+                return state;
+            }
+            at = (at + 1) & mask;
+        }
+        let mut overflow = self
+            .overflow
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        overflow
+            .entry(key)
+            .or_insert_with(|| Box::leak(Box::default()))
     }
 }
 
@@ -490,7 +532,33 @@ fn run_teardown(hook: &Hook) {
 
 #[cfg(test)]
 mod tests {
-    use super::{in_scope, parent_module};
+    use super::{in_scope, parent_module, CaseStates};
+
+    #[test]
+    fn each_case_has_one_state_also_past_the_tables_room() {
+        let states = CaseStates {
+            cells: (0..16).map(|_| std::sync::OnceLock::new()).collect(),
+            overflow: std::sync::Mutex::new(std::collections::BTreeMap::new()),
+        };
+        // More cases than cells, at addresses that collide.
+        let keys: Vec<usize> = (0..40).map(|n| 0x1000 + n * 64 * 7).collect();
+        let first: Vec<*const super::CaseState> = keys
+            .iter()
+            .map(|&key| std::ptr::from_ref(states.find(key)))
+            .collect();
+        for (index, &key) in keys.iter().enumerate() {
+            assert_eq!(
+                std::ptr::from_ref(states.find(key)),
+                first[index],
+                "key {key:#x}"
+            );
+        }
+        let mut distinct = first.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), keys.len());
+        assert!(!states.overflow.lock().expect("lock").is_empty());
+    }
 
     #[test]
     fn the_module_is_the_generated_modules_parent() {

@@ -32,8 +32,9 @@ pub(crate) struct RunStarted<'a> {
     /// This process's number for the run.
     pub(crate) seq: u64,
     /// The case's identity fields as the log's start lines spell them, escaped once per case
-    /// (see `store_lines::identity_fragment`).
-    pub(crate) identity: &'a str,
+    /// (see `store_lines::identity_fragment`): given when [`SessionWriter::writes_line_for`]
+    /// the run.
+    pub(crate) identity: Option<&'a str>,
     /// 1-based run number.
     pub(crate) run: u32,
     /// nextest's attempt: 1, or more for a retry.
@@ -132,6 +133,12 @@ impl SessionWriter {
         self.report.is_some()
     }
 
+    /// Whether the start of run `seq` is a line of the log (which names the case by its
+    /// identity), not a slot.
+    pub(crate) fn writes_line_for(&self, seq: u64) -> bool {
+        self.slot_of(seq).is_none()
+    }
+
     /// The slot file, when run `seq` is recorded in it.
     fn slot_of(&self, seq: u64) -> Option<&SlotFile> {
         self.slots.as_ref().filter(|slots| slots.has_room(seq))
@@ -170,12 +177,11 @@ impl SessionWriter {
                     if let (true, Some(info)) = (describe, started.info) {
                         self.log.queue_case(info)?;
                     }
-                    self.log.append_start(
-                        started.seq,
-                        started.identity,
-                        started.run,
-                        started.attempt,
-                    )?;
+                    let identity = started.identity.ok_or_else(|| {
+                        io::Error::other("a run's start line comes without its case's identity")
+                    })?;
+                    self.log
+                        .append_start(started.seq, identity, started.run, started.attempt)?;
                     Ok(describe)
                 };
                 match (report, started.info) {
@@ -336,7 +342,7 @@ mod tests {
         writer
             .consume(&RunEvent::Started(RunStarted {
                 seq,
-                identity: &identity,
+                identity: Some(&identity),
                 run: seq as u32 + 1,
                 attempt: 1,
                 info: Some(&info).filter(|_| described || slot_ref.get().is_none()),
@@ -534,7 +540,7 @@ mod tests {
         writer
             .consume(&RunEvent::Started(RunStarted {
                 seq: 2,
-                identity: &identity,
+                identity: Some(&identity),
                 run: 3,
                 attempt: 1,
                 info: None,
