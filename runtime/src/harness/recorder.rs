@@ -242,7 +242,7 @@ fn to_record(case: &'static Case, run: u32, attempt: u32, ending: Ending) -> Rec
             .collect()
     };
     Record {
-        case: Cow::Borrowed(case.row),
+        case: Cow::Borrowed(case.row_id),
         package: Cow::Borrowed(bench.package()),
         module: Cow::Borrowed(bench.module()),
         run,
@@ -280,7 +280,7 @@ fn in_memory(writer: &SessionWriter, settings: &Settings) -> SessionData {
         records.push(died_record(
             Cow::Borrowed(bench.package()),
             Cow::Borrowed(bench.module()),
-            Cow::Borrowed(flight.case.row),
+            Cow::Borrowed(flight.case.row_id),
             flight.run,
             settings.attempt,
         ));
@@ -310,7 +310,7 @@ fn take_records() -> (Vec<CaseInfo>, Vec<Record>) {
         let mut died = died_record(
             Cow::Borrowed(bench.package()),
             Cow::Borrowed(bench.module()),
-            Cow::Borrowed(flight.case.row),
+            Cow::Borrowed(flight.case.row_id),
             flight.run,
             attempt,
         );

@@ -83,8 +83,10 @@ const fn parent_module(data_module: &'static str) -> &'static str {
 pub struct Case {
     pub(crate) bench: &'static Bench,
     pub(crate) index: u32,
+    /// The case id alone (`refund please-Terse`), as `CaseInfo::case_id`.
     pub(crate) id: &'static str,
-    pub(crate) row: &'static str,
+    /// The row id (`triage::refund please-Terse`): what the report calls `case`.
+    pub(crate) row_id: &'static str,
     pub(crate) params: &'static [(&'static str, &'static str)],
 }
 
@@ -173,14 +175,14 @@ impl Case {
         bench: &'static Bench,
         index: u32,
         id: &'static str,
-        row: &'static str,
+        row_id: &'static str,
         params: &'static [(&'static str, &'static str)],
     ) -> Case {
         Case {
             bench,
             index,
             id,
-            row,
+            row_id,
             params,
         }
     }
@@ -227,7 +229,7 @@ impl Case {
     /// The identity fields of the case's store lines (see [`crate::store::identity_fragment`]).
     pub(crate) fn identity(&'static self) -> &'static str {
         self.state().identity.get_or_init(|| {
-            crate::store::identity_fragment(self.bench.package(), self.bench.module(), self.row)
+            crate::store::identity_fragment(self.bench.package(), self.bench.module(), self.row_id)
         })
     }
 
@@ -236,7 +238,7 @@ impl Case {
         self.state().info.get_or_init(|| {
             let bench = self.bench;
             CaseInfo {
-                case: self.row.to_string(),
+                case: self.row_id.to_string(),
                 package: bench.package().to_string(),
                 module: bench.module().to_string(),
                 function: bench.function().to_string(),

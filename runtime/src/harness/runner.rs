@@ -243,7 +243,7 @@ impl Active {
         if failure.is_none() && verdict.fails(settings.stats.undecided) {
             return Some(Failure::Message(format!(
                 "{}: gate {} is {:?} on {}/{} runs, interval [{}, {}]",
-                self.case.row,
+                self.case.row_id,
                 crate::render::bar_text(verdict.rule),
                 verdict.verdict,
                 verdict.passes,
