@@ -141,7 +141,10 @@ impl Session {
             else {
                 continue;
             };
-            for slot in slots::read(&path)? {
+            let read = slots::read(&path).map_err(|error| {
+                io::Error::new(error.kind(), format!("{}: {error}", path.display()))
+            })?;
+            for slot in read {
                 let Some(key) = slot_cases.get(&(proc.to_string(), slot.case_ref)) else {
                     // Its case line was lost (torn): the run cannot be attributed.
                     continue;

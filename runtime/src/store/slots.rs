@@ -68,11 +68,22 @@ impl SlotFile {
             .create_new(true)
             .open(&path)?;
         let len = HEADER + CAPACITY as usize * SLOT;
-        file.set_len(len as u64)?;
-        let map = MmapOptions::new().len(len).map_raw(&file)?;
-        let slots = SlotFile { map, path };
-        slots.write(0, MAGIC);
-        Ok(slots)
+        let mapped = file
+            .set_len(len as u64)
+            .and_then(|()| MmapOptions::new().len(len).map_raw(&file));
+        match mapped {
+            Ok(map) => {
+                let slots = SlotFile { map, path };
+                slots.write(0, MAGIC);
+                Ok(slots)
+            }
+            Err(error) => {
+                // A file system that cannot map it: the process writes log lines instead, and
+                // leaves no slot file behind for readers to stumble on.
+                let _ = fs::remove_file(&path);
+                Err(error)
+            }
+        }
     }
 
     /// The file's path.
@@ -175,12 +186,15 @@ pub(crate) fn read(path: &Path) -> io::Result<Vec<ReadSlot>> {
     use std::io::Read;
     let mut file = File::open(path)?;
     let mut header = [0u8; HEADER];
+    if file.metadata()?.len() < HEADER as u64 {
+        // Created, and the process gone before it was sized: no run was recorded in it.
+        return Ok(Vec::new());
+    }
     file.read_exact(&mut header)?;
     if &header[..4] != MAGIC {
-        return Err(io::Error::other(format!(
-            "{} is not a probtest slot file",
-            path.display()
-        )));
+        return Err(io::Error::other(
+            "not a probtest slot file (no PTS1 header)",
+        ));
     }
     let in_use = u64::from_le_bytes(header[8..16].try_into().unwrap_or_default()).min(CAPACITY);
     let mut bytes = vec![0u8; in_use as usize * SLOT];
@@ -266,6 +280,16 @@ mod tests {
                 meta.blocks()
             );
         }
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_file_cut_short_before_any_run_holds_no_runs() {
+        let dir = temp_sessions("slots-short");
+        fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("1-2.slots");
+        fs::write(&path, b"").expect("written");
+        assert_eq!(read(&path).expect("read"), []);
         let _ = fs::remove_dir_all(dir);
     }
 
