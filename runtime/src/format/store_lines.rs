@@ -68,45 +68,6 @@ pub(crate) enum Line<'a> {
     },
 }
 
-/// A start or end line, the lines every run writes, as one flat shape: serde reads it field by
-/// field, where the tagged enum [`Line`] buffers every line before choosing its variant, some
-/// ten times the work in an unoptimized build, and a report folding reads every line of the
-/// session.
-#[derive(Deserialize)]
-struct RunLine<'a> {
-    #[serde(borrow)]
-    t: Cow<'a, str>,
-    #[serde(borrow)]
-    proc: Cow<'a, str>,
-    seq: u64,
-    #[serde(default, borrow)]
-    package: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    module: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    case: Option<Cow<'a, str>>,
-    #[serde(default)]
-    run: Option<u32>,
-    #[serde(default)]
-    attempt: Option<u32>,
-    #[serde(default)]
-    outcome: Option<Outcome>,
-    #[serde(default, borrow)]
-    message: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    location: Option<Cow<'a, str>>,
-    #[serde(default)]
-    elapsed: Option<f64>,
-    #[serde(default)]
-    cost: Option<f64>,
-    #[serde(default)]
-    usage: Option<Vec<TokenUsage>>,
-}
-
-fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
-    Cow::Owned(text.into_owned())
-}
-
 /// A cursor over a run line as [`start_line`] and [`end_line`] write it, for the lines without
 /// escapes (most of them): any surprise gives `None`, and serde reads the line instead.
 struct Plain<'a>(&'a [u8]);
@@ -225,38 +186,7 @@ impl Line<'static> {
         } else {
             None
         };
-        if by_hand.is_some() {
-            return by_hand;
-        }
-        if let Ok(line) = serde_json::from_slice::<RunLine<'_>>(bytes) {
-            match (&*line.t, line.package, line.module, line.case) {
-                ("start", Some(package), Some(module), Some(case)) => {
-                    return Some(Line::Start {
-                        proc: owned(line.proc),
-                        seq: line.seq,
-                        package: owned(package),
-                        module: owned(module),
-                        case: owned(case),
-                        run: line.run?,
-                        attempt: line.attempt?,
-                    })
-                }
-                ("end", ..) => {
-                    return Some(Line::End {
-                        proc: owned(line.proc),
-                        seq: line.seq,
-                        outcome: line.outcome?,
-                        message: line.message.map(owned),
-                        location: line.location.map(owned),
-                        elapsed: line.elapsed?,
-                        cost: line.cost?,
-                        usage: Cow::Owned(line.usage.unwrap_or_default()),
-                    })
-                }
-                _ => {}
-            }
-        }
-        serde_json::from_slice(bytes).ok()
+        by_hand.or_else(|| serde_json::from_slice(bytes).ok())
     }
 }
 

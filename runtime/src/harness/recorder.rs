@@ -276,16 +276,19 @@ fn in_memory(writer: &SessionWriter, settings: &Settings) -> SessionData {
     let mut records = process.records.clone();
     let mut open = vec![None; records.len()];
     for flight in &process.in_flight {
-        let bench = flight.case.bench;
-        records.push(died_record(
-            Cow::Borrowed(bench.package()),
-            Cow::Borrowed(bench.module()),
-            Cow::Borrowed(flight.case.row_id),
-            flight.run,
-            settings.attempt,
-        ));
+        records.push(flight.died(settings.attempt));
         open.push(Some((writer.proc_id().to_string(), flight.ticket)));
     }
+    as_session(settings, cases, records, open)
+}
+
+/// What a process alone in its session holds, as the store would give it back.
+fn as_session(
+    settings: &Settings,
+    cases: Vec<CaseInfo>,
+    records: Vec<Record>,
+    open: Vec<Option<(String, u64)>>,
+) -> SessionData {
     SessionData {
         cases,
         records,
@@ -293,6 +296,20 @@ fn in_memory(writer: &SessionWriter, settings: &Settings) -> SessionData {
         per_test: settings.per_test,
         report: settings.json.as_ref().map(|path| path.display.clone()),
         stats: settings.stats.clone(),
+    }
+}
+
+impl InFlight {
+    /// The record of this run as an error: its process is exiting, or the run is not over.
+    fn died(&self, attempt: u32) -> Record {
+        let bench = self.case.bench;
+        died_record(
+            Cow::Borrowed(bench.package()),
+            Cow::Borrowed(bench.module()),
+            Cow::Borrowed(self.case.row_id),
+            self.run,
+            attempt,
+        )
     }
 }
 
@@ -304,16 +321,9 @@ fn take_records() -> (Vec<CaseInfo>, Vec<Record>) {
     let mut records = std::mem::take(&mut process.records);
     let cases = std::mem::take(&mut process.cases);
     drop(process);
+    let attempt = settings::peek().map_or(1, |s| s.attempt);
     for flight in in_flight {
-        let attempt = settings::peek().map_or(1, |s| s.attempt);
-        let bench = flight.case.bench;
-        let mut died = died_record(
-            Cow::Borrowed(bench.package()),
-            Cow::Borrowed(bench.module()),
-            Cow::Borrowed(flight.case.row_id),
-            flight.run,
-            attempt,
-        );
+        let mut died = flight.died(attempt);
         died.elapsed = flight.started.elapsed().as_secs_f64();
         records.push(died);
     }
@@ -381,13 +391,9 @@ fn finish_process() {
     // holds when the session is its alone (its runs in flight are errors now, with no place to
     // keep: nothing will finish them).
     let folded = writer.filter(|writer| writer.keeps_report()).map(|writer| {
-        writer.fold(|| SessionData {
-            cases: cases.clone(),
-            open: vec![None; records.len()],
-            records: records.clone(),
-            per_test: settings.per_test,
-            report: settings.json.as_ref().map(|path| path.display.clone()),
-            stats: settings.stats.clone(),
+        writer.fold(|| {
+            let open = vec![None; records.len()];
+            as_session(settings, cases.clone(), records.clone(), open)
         })
     });
     let report = Report::build(cases, records, &settings.stats);

@@ -146,18 +146,27 @@ impl SessionWriter {
 
     /// Hands `event` to the session's writers, in order.
     pub(crate) fn consume(&self, event: &RunEvent<'_>) -> io::Result<()> {
-        let report = self.report.as_ref().filter(|_| self.per_run);
+        let seq = match event {
+            RunEvent::Started(started) => started.seq,
+            RunEvent::Finished(finished) => finished.seq,
+        };
+        match self.slot_of(seq) {
+            Some(slots) => self.consume_in_slot(slots, event),
+            None => self.consume_as_lines(event),
+        }
+    }
+
+    /// [`SessionWriter::consume`] for a run recorded in a slot.
+    fn consume_in_slot(&self, slots: &SlotFile, event: &RunEvent<'_>) -> io::Result<()> {
         match event {
-            RunEvent::Started(started) if self.slot_of(started.seq).is_some() => {
-                let slots = self.slot_of(started.seq).expect("checked");
+            RunEvent::Started(started) => {
                 let case_ref = match started.slot_ref.get() {
                     Some(case_ref) => *case_ref,
                     None => self.number_case(started)?,
                 };
                 slots.start(started.seq, case_ref, started.run, started.attempt);
-                Ok(())
             }
-            RunEvent::Finished(finished) if self.slot_of(finished.seq).is_some() => {
+            RunEvent::Finished(finished) => {
                 let record = finished.record;
                 // The slot holds no text: a run with some writes its end line too, which the
                 // reader prefers to the slot.
@@ -165,10 +174,17 @@ impl SessionWriter {
                 {
                     self.log.append_end(finished.seq, record)?;
                 }
-                let slots = self.slot_of(finished.seq).expect("checked");
                 slots.finish(finished.seq, record.outcome, record.elapsed, record.cost);
-                Ok(())
             }
+        }
+        Ok(())
+    }
+
+    /// [`SessionWriter::consume`] for a run recorded as log lines (and patched into the live
+    /// report, in a process of one run).
+    fn consume_as_lines(&self, event: &RunEvent<'_>) -> io::Result<()> {
+        let report = self.report.as_ref().filter(|_| self.per_run);
+        match event {
             RunEvent::Started(started) => {
                 // `described`: the report says the session's log describes the case already.
                 // Returns whether this line described it.
