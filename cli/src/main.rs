@@ -44,7 +44,9 @@ pub enum Command {
     /// Run `cargo test` (or `cargo nextest run`) as one session and print its summary once.
     ///
     /// The summary covers every test process of the run: each records into the fresh session
-    /// `run-<pid>-<nanos>` (passed as PROB_SESSION), read back once the runner exits. With
+    /// `run-<pid>-<nanos>` (passed as PROB_SESSION; with PROB_SESSION set, that session), read
+    /// back once the runner exits. Under --nextest, a test nextest ran that left no record (its
+    /// process died before probtest's start-up) is an error in the summary. With
     /// PROB_JSON set, the `Report:` line shows it. The exit code is the runner's: 0 when
     /// everything passed, its own nonzero code otherwise, 1 when a signal ended it.
     #[command(after_help = "Examples:\n  \

@@ -295,4 +295,33 @@ mod tests {
             "{error}"
         );
     }
+
+    #[test]
+    fn costs_that_overflow_when_merged_stay_readable() {
+        let a = info("triage::a", 10);
+        let first = shard(
+            "shard1.json",
+            vec![a.clone()],
+            vec![record("triage::a", 1, Outcome::Pass, 1e308)],
+        );
+        let second = shard(
+            "shard2.json",
+            vec![a],
+            vec![record("triage::a", 2, Outcome::Pass, 1e308)],
+        );
+        assert!(first.1.warnings.is_empty());
+        let merged = merge(&[first, second]).expect("merged");
+        assert_eq!(merged.totals.cost, f64::MAX);
+        assert!(
+            merged
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("the cost total overflowed")),
+            "{:?}",
+            merged.warnings
+        );
+        let text = serde_json::to_string(&merged).expect("written");
+        let back = Report::from_json(&text).expect("readable by us");
+        assert_eq!(back.totals.cost, f64::MAX);
+    }
 }

@@ -91,6 +91,12 @@ pub fn rebuild(report: &Report) -> Report {
 pub fn find_session(sessions: &Path, id: Option<&str>) -> Result<Session, Error> {
     match id {
         Some(id) => {
+            // `Session::new` would clean such an id to "" and name the sessions directory.
+            if store::sanitize_key(id).is_empty() {
+                return Err(Error::new(format!(
+                    "--session {id:?}: not a usable session key: it cleans to an empty name; use letters, digits, '.', '_' and '-'"
+                )));
+            }
             let session = Session::new(sessions, id);
             if session.exists() {
                 return Ok(session);
@@ -132,17 +138,25 @@ pub fn load_session(session: &Session) -> Result<(Report, Option<String>), Error
             format!("cannot read {} ({error})", session.dir().display()),
         )
     })?;
-    Ok((
-        Report::build(data.cases, data.records, &data.stats),
-        data.report,
-    ))
+    let named = data.report.clone();
+    // What the store could not account for (unreadable bytes, unrecorded runs) is among the
+    // report's warnings.
+    Ok((data.into_report(), named))
 }
 
-/// Writes a report as JSON, with an error naming the file.
+/// Writes a report as JSON (through a symlink to its target, straight into a device or a
+/// FIFO), with an error naming the file.
 pub fn write_json(report: &Report, path: &Path) -> Result<(), Error> {
-    report
-        .write_atomically(path)
-        .map_err(|error| Error::about(path.display(), format!("cannot write ({error})")))
+    report.write_atomically(path).map_err(|error| {
+        let shown = path.display().to_string();
+        let text = error.to_string();
+        // The runtime's errors name the path already, and say what it is when it is refused.
+        if text.contains(&shown) {
+            Error::new(format!("cannot write the report: {text}"))
+        } else {
+            Error::about(shown, format!("cannot write the report ({text})"))
+        }
+    })
 }
 
 /// Prints the `probability` summary to stdout (nothing when the report has no rows), colored
@@ -160,4 +174,75 @@ pub fn print_summary(report: &Report, report_path: Option<&str>) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("probtest-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        dir
+    }
+
+    #[test]
+    fn a_session_id_that_cleans_to_nothing_is_one_line_naming_it() {
+        let sessions = temp_dir("sessions");
+        // A sessions directory that a session of key "" would be: it must not be read as one.
+        std::fs::write(sessions.join("runs.jsonl"), "").expect("a stray file");
+        for id in ["..", ".", "..."] {
+            let error = find_session(&sessions, Some(id)).expect_err("refused");
+            assert_eq!(
+                error.message(),
+                format!(
+                    "--session {id:?}: not a usable session key: it cleans to an empty name; use letters, digits, '.', '_' and '-'"
+                )
+            );
+        }
+        let error = find_session(&sessions, Some("a/../b")).expect_err("no such session");
+        assert!(
+            error
+                .message()
+                .starts_with("session a/../b: no such session in"),
+            "{error}"
+        );
+        let _ = std::fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn a_report_cannot_be_written_over_a_directory() {
+        let dir = temp_dir("json-out");
+        let report = Report::build(Vec::new(), Vec::new(), &Default::default());
+        let error = write_json(&report, &dir).expect_err("a directory");
+        assert_eq!(
+            error.message(),
+            format!(
+                "cannot write the report: {} is a directory, not a file",
+                dir.display()
+            )
+        );
+        assert!(dir.is_dir());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_report_is_written_through_a_symlink() {
+        let dir = temp_dir("json-link");
+        let target = dir.join("target.json");
+        std::fs::write(&target, "old").expect("a target");
+        let link = dir.join("link.json");
+        std::os::unix::fs::symlink("target.json", &link).expect("a link");
+        let report = Report::build(Vec::new(), Vec::new(), &Default::default());
+        write_json(&report, &link).expect("written");
+        assert!(std::fs::symlink_metadata(&link)
+            .expect("link")
+            .file_type()
+            .is_symlink());
+        let text = std::fs::read_to_string(&target).expect("the target");
+        Report::from_json(&text).expect("the report");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

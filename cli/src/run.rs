@@ -4,14 +4,14 @@
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, ExitStatus};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use probtest::store::{self, Session};
+use probtest::store::{self, Executed, Session};
 
 use crate::error::Error;
-use crate::report::{load_session, print_summary};
+use crate::report::print_summary;
 use crate::target::{self, CargoOptions};
 
 /// The arguments of `cargo probtest run`.
@@ -29,7 +29,7 @@ pub struct RunArgs {
 
 /// Runs `cargo probtest run`; the exit code is the test runner's (1 when a signal ended it).
 pub fn run(args: &RunArgs) -> Result<i32, Error> {
-    let key = session_key();
+    let key = chosen_key(std::env::var("PROB_SESSION").ok())?;
     let cargo = target::cargo();
     let runner: &[&str] = if args.nextest {
         &["nextest", "run"]
@@ -45,14 +45,30 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         .env("PROB_SUMMARY", "0")
         // Gated cases are judged here, from the whole session, rather than by each process.
         .env("PROB_DEFER_VERDICTS", "1");
-    let status = {
+    // What nextest says it ran, to reconcile the session with: a test process killed before
+    // probtest's start-up left no record, and is an error all the same.
+    let reconciling = args.nextest && !names_message_format(&args.args);
+    if reconciling {
+        command
+            .args(["--message-format", "libtest-json-plus"])
+            .env("NEXTEST_EXPERIMENTAL_LIBTEST_JSON", "1")
+            .env("PROB_RECONCILE", "1")
+            .stdout(Stdio::piped());
+    }
+    let started = |error: std::io::Error| {
+        Error::about(
+            format!("{} {}", target::display(&cargo), runner.join(" ")),
+            format!("cannot start ({error})"),
+        )
+    };
+    let (status, executed) = {
         defer_interrupts();
-        command.status().map_err(|error| {
-            Error::about(
-                format!("{} {}", target::display(&cargo), runner.join(" ")),
-                format!("cannot start ({error})"),
-            )
-        })?
+        let mut child = command.spawn().map_err(started)?;
+        let executed = match child.stdout.take() {
+            Some(stdout) => executed_tests(stdout),
+            None => Vec::new(),
+        };
+        (child.wait().map_err(started)?, executed)
     };
     let code = exit_code(status);
     let target = match target::target_dir(&CargoOptions::scan(&args.args)) {
@@ -61,7 +77,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         Err(_) if code != 0 => return Ok(code),
         Err(error) => return Err(error),
     };
-    match summarize(&target, &key) {
+    match summarize(&target, &key, reconciling.then_some(executed.as_slice())) {
         // Items of gated cases do not fail for their runs: a failing verdict fails here, with
         // the runner's own failure status.
         Ok(true) if code == 0 => Ok(if args.nextest { 100 } else { 101 }),
@@ -72,6 +88,18 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
             Ok(code)
         }
         Err(error) => Err(error),
+    }
+}
+
+/// The session's key: `PROB_SESSION` when it is set (a CI job naming its session), else a
+/// fresh one. A key that cleans to nothing is refused, as the test processes would refuse it.
+fn chosen_key(set: Option<String>) -> Result<String, Error> {
+    match set.filter(|key| !key.trim().is_empty()) {
+        Some(key) if store::sanitize_key(&key).is_empty() => Err(Error::new(format!(
+            "PROB_SESSION={key:?} is not a usable session key: it cleans to an empty name; use letters, digits, '.', '_' and '-'"
+        ))),
+        Some(key) => Ok(store::sanitize_key(&key)),
+        None => Ok(session_key()),
     }
 }
 
@@ -88,17 +116,130 @@ pub fn exit_code(status: ExitStatus) -> i32 {
     status.code().unwrap_or(1)
 }
 
-/// Prints the summary of session `key` under `target`, nothing when no run was recorded. The
-/// `Report:` line shows the report the test processes kept, as they named it. Returns whether
-/// the session fails, a failing gate verdict included.
-fn summarize(target: &Path, key: &str) -> Result<bool, Error> {
+/// Prints the summary of session `key` under `target`, nothing when no run was recorded. With
+/// `executed`, what nextest ran, every generated item it ran that left no record is an error.
+/// The `Report:` line shows the report the test processes kept, as they named it, once it is
+/// checked to hold this session. Returns whether the session fails, a failing gate verdict
+/// included, and a report that could not be written too.
+fn summarize(target: &Path, key: &str, executed: Option<&[Executed]>) -> Result<bool, Error> {
     let session = Session::new(&store::sessions_dir(target), key);
     if !session.exists() {
+        if executed.is_some_and(|executed| !executed.is_empty()) {
+            // Tests ran and none joined the session: its store could not be made.
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "error: no test process recorded into session {key} ({}): see the test failures above",
+                session.dir().display()
+            );
+            return Ok(true);
+        }
         return Ok(false);
     }
-    let (report, path) = load_session(&session)?;
-    print_summary(&report, path.as_deref());
+    let loaded = match executed {
+        Some(executed) => session.reconcile(executed),
+        None => session.load(),
+    };
+    let data = loaded.map_err(|error| {
+        Error::about(
+            format!("session {}", session.key()),
+            format!("cannot read {} ({error})", session.dir().display()),
+        )
+    })?;
+    let named = data.report.clone();
+    let written = data.report_path.clone();
+    let report = data.into_report();
+    let problem = written.as_deref().and_then(|path| unwritten(path, key));
+    let shown = named.as_deref().filter(|_| problem.is_none());
+    print_summary(&report, shown);
+    if let Some(problem) = problem {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "error: the session report {} was not written: {problem}",
+            named.as_deref().unwrap_or("")
+        );
+        return Ok(true);
+    }
     Ok(report.exit_status != 0)
+}
+
+/// Why the report at `path` does not hold session `key`, if it does not. A character device or
+/// a FIFO cannot be read back, and is taken as written.
+fn unwritten(path: &Path, key: &str) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if let Ok(meta) = std::fs::metadata(path) {
+            let kind = meta.file_type();
+            if kind.is_char_device() || kind.is_fifo() {
+                return None;
+            }
+        }
+    }
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) => return Some(format!("{}: {error}", path.display())),
+    };
+    match probtest::Report::from_json(&text) {
+        Ok(report) if report.session.as_deref() == Some(key) => None,
+        Ok(report) => Some(format!(
+            "{} holds session {}, not this one",
+            path.display(),
+            report.session.as_deref().unwrap_or("(none)")
+        )),
+        Err(problem) => Some(format!("{}: {problem}", path.display())),
+    }
+}
+
+/// Whether the runner's arguments choose its output format already (then nextest's tests are
+/// not reconciled: its machine-readable output is the user's).
+fn names_message_format(args: &[OsString]) -> bool {
+    args.iter().take_while(|arg| *arg != "--").any(|arg| {
+        arg.to_str()
+            .is_some_and(|arg| arg.starts_with("--message-format"))
+    })
+}
+
+/// The tests nextest reports in its libtest-json output on `stdout`, read to its end; a line
+/// that is not such an event is passed on to this process's stdout.
+fn executed_tests(stdout: impl std::io::Read) -> Vec<Executed> {
+    use std::io::BufRead;
+    let mut executed = Vec::new();
+    let mut out = std::io::stdout();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        match executed_test(&line) {
+            Some(Some(test)) => executed.push(test),
+            Some(None) => {}
+            None => {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+    }
+    executed
+}
+
+/// A libtest-json line: `Some(Some(test))` for a test that ran to an end, `Some(None)` for any
+/// other event, `None` for a line that is no event.
+fn executed_test(line: &str) -> Option<Option<Executed>> {
+    let event: serde_json::Value = serde_json::from_str(line).ok()?;
+    let kind = event.get("type")?.as_str()?;
+    let ended = matches!(
+        event.get("event").and_then(|e| e.as_str()),
+        Some("ok" | "failed")
+    );
+    if kind != "test" || !ended {
+        return Some(None);
+    }
+    let name = event.get("name")?.as_str()?.to_string();
+    let output = event.get("stdout").and_then(|o| o.as_str()).unwrap_or("");
+    Some(Some(Executed {
+        name,
+        elapsed: event
+            .get("exec_time")
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or(0.0),
+        unrecorded: output.contains("could not be recorded in the session store"),
+    }))
 }
 
 /// Ctrl-C while the runner runs: the terminal sends SIGINT to the runner too, and nextest
@@ -114,6 +255,19 @@ fn defer_interrupts() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_key_in_the_environment_is_used_and_an_empty_one_refused() {
+        assert_eq!(chosen_key(Some("ci/42".into())), Ok("ci_42".into()));
+        assert!(chosen_key(None).expect("fresh").starts_with("run-"));
+        assert!(chosen_key(Some("  ".into()))
+            .expect("fresh")
+            .starts_with("run-"));
+        let refused = chosen_key(Some("..".into())).expect_err("refused");
+        assert!(refused
+            .message()
+            .starts_with("PROB_SESSION=\"..\" is not a usable session key"));
+    }
 
     #[test]
     fn session_keys_are_unique_and_stored_as_given() {

@@ -5,19 +5,22 @@
 //!
 //! ```text
 //! fn __probtest_body_bench_x(..) { <body> }      // the user's body, emitted once
-//! mod __probtest_bench_x { BENCH, CASE_0, call_0, CASE_1, call_1 }
+//! mod __probtest_bench_x { BENCH, CASES, CASE_0, call_0, CASE_1, call_1 }
 //! mod bench_x { mod a { fn run1() fn run2() fn run3() }  mod b { ... } }
 //! ```
 //!
 //! The body keeps its original place so every path in it resolves as the user wrote it; the
 //! case arguments are evaluated in the data module, which glob-imports the user's module.
-//! Each run item is one call into the runtime.
+//! Each run item is one call into the runtime. `BENCH` lists its cases and names the items'
+//! layout, so that the runtime can tell from a test's name alone which case and run it is
+//! (under nextest, before `main`, when no item has run yet).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::Ident;
 
 use crate::ast::BenchFn;
+use crate::ids::run_name;
 use crate::settings::{tracked_env, Settings};
 use crate::valid::{GateRule, Model};
 
@@ -68,77 +71,98 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
     };
 
     let runs = model.runs;
-    let parametrized = model.parametrized();
-    let tests = if model.transpose && runs > 1 {
-        // Run-major order: libtest sorts by name, so the run number leads the item name.
-        let mut items = Vec::new();
-        for run in 1..=runs {
-            for (index, case) in model.cases.iter().enumerate() {
-                let fn_name = if parametrized {
-                    format_ident!(
-                        "{}__{}__{}",
-                        crate::ids::run_name(run, runs, 4),
-                        name,
-                        case.item,
-                        span = span
-                    )
-                } else {
-                    format_ident!(
-                        "{}__{}",
-                        crate::ids::run_name(run, runs, 4),
-                        name,
-                        span = span
-                    )
-                };
-                items.push(test_fn(&fn_name, item(0, index, run)));
-            }
+    let layout = Layout::of(model);
+    // Each outer item carries the function's `cfg`, lints and docs: transposed items stand side
+    // by side, and one left without the `cfg` would name a data module that is not there.
+    let outer = quote!(#[cfg(test)] #(#carried)* #(#docs)*);
+    let runs_of = |depth: usize, index: usize| -> Vec<TokenStream> {
+        (1..=runs)
+            .map(|run| {
+                let fn_name = format_ident!("{}", run_name(run, runs, false), span = span);
+                test_fn(&fn_name, item(depth, index, run))
+            })
+            .collect()
+    };
+    let tests: Vec<TokenStream> = match layout {
+        Layout::Single => vec![test_fn(name, item(0, 0, 1))],
+        Layout::Runs => {
+            let runs = runs_of(1, 0);
+            vec![quote_spanned!(span=> mod #name { #(#runs)* })]
         }
-        quote!(#(#items)*)
-    } else {
-        let case_level = parametrized;
-        let run_level = runs > 1;
-        let depth = usize::from(case_level) + usize::from(run_level);
-        let runs_of = |index: usize| -> Vec<TokenStream> {
-            (1..=runs)
-                .map(|run| {
-                    let fn_name =
-                        format_ident!("{}", crate::ids::run_name(run, runs, 1), span = span);
-                    test_fn(&fn_name, item(depth, index, run))
-                })
-                .collect()
-        };
-        match (case_level, run_level) {
-            (false, false) => test_fn(name, item(0, 0, 1)),
-            (false, true) => {
-                let runs = runs_of(0);
-                quote_spanned!(span=> mod #name { #(#runs)* })
+        Layout::Cases => {
+            let cases = model.cases.iter().enumerate().map(|(index, case)| {
+                test_fn(
+                    &format_ident!("{}", case.item, span = span),
+                    item(1, index, 1),
+                )
+            });
+            vec![quote_spanned!(span=> mod #name { #(#cases)* })]
+        }
+        Layout::CaseRuns => {
+            let cases = model.cases.iter().enumerate().map(|(index, case)| {
+                let case_mod = format_ident!("{}", case.item, span = span);
+                let runs = runs_of(2, index);
+                quote_spanned!(span=> mod #case_mod { #(#runs)* })
+            });
+            vec![quote_spanned!(span=> mod #name { #(#cases)* })]
+        }
+        Layout::Transposed => {
+            // Run-major order: libtest sorts by name, so the run number leads the item name.
+            let mut items = Vec::new();
+            for run in 1..=runs {
+                let run_segment = run_name(run, runs, true);
+                for (index, case) in model.cases.iter().enumerate() {
+                    let fn_name = if model.parametrized() {
+                        format_ident!("{}__{}__{}", run_segment, name, case.item, span = span)
+                    } else {
+                        format_ident!("{}__{}", run_segment, name, span = span)
+                    };
+                    let test = test_fn(&fn_name, item(0, index, run));
+                    // The double underscores that set the run apart are not snake case.
+                    items.push(quote!(#[allow(non_snake_case)] #test));
+                }
             }
-            (true, false) => {
-                let cases = model.cases.iter().enumerate().map(|(index, case)| {
-                    test_fn(
-                        &format_ident!("{}", case.item, span = span),
-                        item(depth, index, 1),
-                    )
-                });
-                quote_spanned!(span=> mod #name { #(#cases)* })
-            }
-            (true, true) => {
-                let cases = model.cases.iter().enumerate().map(|(index, case)| {
-                    let case_mod = format_ident!("{}", case.item, span = span);
-                    let runs = runs_of(index);
-                    quote_spanned!(span=> mod #case_mod { #(#runs)* })
-                });
-                quote_spanned!(span=> mod #name { #(#cases)* })
-            }
+            items
         }
     };
     quote! {
         #body
         #data
-        #[cfg(test)]
-        #(#carried)*
-        #(#docs)*
-        #tests
+        #(#outer #tests)*
+    }
+}
+
+/// How a function's test items are named and nested. The runtime's `Layout` gets the same tag,
+/// to read a test's name back into its case and run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    /// One case of one run: the function's own name.
+    Single,
+    /// One case, several runs: `bench_x::run2`.
+    Runs,
+    /// Parametrized cases of one run: `bench_x::refund`.
+    Cases,
+    /// Parametrized cases of several runs: `bench_x::refund::run2`.
+    CaseRuns,
+    /// Run-major order: `run0002__bench_x__refund` (or `run0002__bench_x`) beside the function.
+    Transposed,
+}
+
+impl Layout {
+    fn of(model: &Model) -> Layout {
+        match (model.transpose, model.parametrized(), model.runs > 1) {
+            (true, _, true) => Layout::Transposed,
+            (_, false, false) => Layout::Single,
+            (_, false, true) => Layout::Runs,
+            (_, true, false) => Layout::Cases,
+            (_, true, true) => Layout::CaseRuns,
+        }
+    }
+
+    /// The runtime's value of the same name.
+    fn runtime_value(self) -> TokenStream {
+        let variant = format_ident!("{}", format!("{self:?}"));
+        quote!(::probtest::__private::Layout::#variant)
     }
 }
 
@@ -176,7 +200,8 @@ fn data_module(
     let function = name.to_string();
     let short = func.short_name();
     let runs = model.runs;
-    let case_count = model.cases.len() as u32;
+    let case_count = model.cases.len();
+    let layout = Layout::of(model).runtime_value();
     let parametrized = model.parametrized();
     let json = match &settings.config.json {
         Some(path) => quote!(::core::option::Option::Some(#path)),
@@ -202,8 +227,11 @@ fn data_module(
     let await_ = func.is_async().then(|| quote!(.await));
     let returns = return_bound(&func.item.sig);
     let asyncness = func.item.sig.asyncness;
+    let case_statics: Vec<Ident> = (0..case_count)
+        .map(|index| format_ident!("CASE_{}", index))
+        .collect();
     let cases = model.cases.iter().enumerate().map(|(index, case)| {
-        let case_static = format_ident!("CASE_{}", index);
+        let case_static = &case_statics[index];
         let call = format_ident!("call_{}", index);
         let id = &case.id;
         let row = if parametrized {
@@ -215,11 +243,13 @@ fn data_module(
             .params
             .iter()
             .map(|(name, text)| quote!((#name, #text)));
+        // The item's segment that names the case, which the runtime reads back.
+        let item = if parametrized { case.item.as_str() } else { "" };
         let args = &case.args;
         let index = index as u32;
         quote! {
             pub(super) static #case_static: ::probtest::__private::Case =
-                ::probtest::__private::Case::new(&BENCH, #index, #id, #row, &[#(#params),*]);
+                ::probtest::__private::Case::new(&BENCH, #index, #id, #row, #item, &[#(#params),*]);
             pub(super) #asyncness fn #call() -> #returns {
                 super::#body_name(#(#args),*)#await_
             }
@@ -277,10 +307,12 @@ fn data_module(
                 #(let _ = ::core::include_bytes!(#tracked_files);)*
             };
             pub(super) static BENCH: ::probtest::__private::Bench = ::probtest::__private::Bench::new(
-                ::core::env!("CARGO_PKG_NAME"), #function, ::core::module_path!(), ::core::file!(), #line, #runs, #case_count,
+                ::core::env!("CARGO_PKG_NAME"), #function, ::core::module_path!(), ::core::file!(), #line, #runs,
+                &CASES, #layout,
                 ::probtest::__private::Config::new(#json, #delay, #root, &[#(#entries),*]),
                 #gate,
             );
+            static CASES: [&::probtest::__private::Case; #case_count] = [#(&#case_statics),*];
             #[::probtest::__private::linkme::distributed_slice(::probtest::__private::BENCHES)]
             #[linkme(crate = ::probtest::__private::linkme)]
             static LISTED: &::probtest::__private::Bench = &BENCH;

@@ -82,6 +82,28 @@ fn transposed_items_lead_with_the_run() {
 }
 
 #[test]
+fn every_transposed_item_keeps_the_functions_cfg() {
+    let settings = Settings {
+        transpose: true,
+        ..Settings::default()
+    };
+    let text = expand(
+        quote!(runs = 2, params(n = [1, 2])),
+        quote!(
+            #[cfg(feature = "slow")]
+            fn bench_n(n: u32) {}
+        ),
+        &settings,
+    );
+    // The body, the data module, and each of the 4 items.
+    assert_eq!(
+        text.matches("#[cfg(feature = \"slow\")]").count(),
+        6,
+        "{text}"
+    );
+}
+
+#[test]
 fn a_gate_is_a_static_spec_of_the_bench() {
     let text = expand(
         quote!(

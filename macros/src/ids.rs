@@ -136,10 +136,11 @@ fn is_reserved(name: &str) -> bool {
         || (name.starts_with("run") && name[3..].chars().all(|c| c.is_ascii_digit()))
 }
 
-/// The name of run `run` out of `runs`, zero-padded to at least `min_width` digits so that
-/// libtest's byte-wise sort starts runs in numeric order (`run02` before `run10`).
-pub(crate) fn run_name(run: u32, runs: u32, min_width: usize) -> String {
-    let width = runs.to_string().len().max(min_width);
+/// The name of run `run` out of `runs` (`run02` of 10), zero-padded as
+/// [`probtest_settings::run_digits`] says, which the runtime reads back; `leading` when the run
+/// leads the item's name (run-major order).
+pub(crate) fn run_name(run: u32, runs: u32, leading: bool) -> String {
+    let width = probtest_settings::run_digits(runs, leading);
     format!("run{run:0width$}")
 }
 
@@ -237,12 +238,12 @@ mod tests {
 
     #[test]
     fn run_names_sort_numerically() {
-        let names: Vec<String> = (1..=12).map(|run| run_name(run, 12, 1)).collect();
+        let names: Vec<String> = (1..=12).map(|run| run_name(run, 12, false)).collect();
         let mut sorted = names.clone();
         sorted.sort();
         assert_eq!(names, sorted);
-        assert_eq!(run_name(3, 9, 1), "run3");
-        assert_eq!(run_name(3, 100, 1), "run003");
-        assert_eq!(run_name(3, 9, 4), "run0003");
+        assert_eq!(run_name(3, 9, false), "run3");
+        assert_eq!(run_name(3, 100, false), "run003");
+        assert_eq!(run_name(3, 9, true), "run0003");
     }
 }

@@ -9,7 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use probtest_settings::{by_variable, parse_runs, parse_switch, Phase, SETTINGS};
+use probtest_settings::{
+    by_variable, more_than_max_runs, parse_runs, parse_switch, Phase, MAX_RUNS, SETTINGS,
+};
 
 /// Config keys read here as typed values: they shape the items (`runs`, `transpose`) or reach
 /// the runtime typed (`json`, `delay`). Every other key of the table reaches it as text, parsed
@@ -27,7 +29,7 @@ pub(crate) fn tracked_env() -> impl Iterator<Item = &'static str> {
 /// Everything expansion needs from the environment and the config files.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Settings {
-    /// `PROB_RUNS`, already clamped to at least 1.
+    /// `PROB_RUNS`, already clamped to at least 1 and checked against the cap.
     pub(crate) env_runs: Option<u32>,
     /// `PROB_TRANSPOSE`, else config, else off.
     pub(crate) transpose: bool,
@@ -187,7 +189,10 @@ fn apply_table(
                     .as_integer()
                     .ok_or_else(|| format!("{} must be a whole number, got {value}", at(key)))?;
                 config.runs = Some(
-                    u32::try_from(runs.max(1)).map_err(|_| format!("{} is too large", at(key)))?,
+                    u32::try_from(runs.max(1))
+                        .ok()
+                        .filter(|runs| *runs <= MAX_RUNS)
+                        .ok_or_else(|| more_than_max_runs(&format!("{} = {runs}", at(key))))?,
                 );
             }
             "json" => {
@@ -323,6 +328,42 @@ mod tests {
         let err = load_uncached(None, env_of(&[("PROB_TRANSPOSE", "maybe")])).unwrap_err();
         assert!(err.starts_with("PROB_TRANSPOSE: expected"), "{err}");
         assert!(err.ends_with("got `maybe`"), "{err}");
+    }
+
+    #[test]
+    fn run_counts_over_the_cap_name_their_setting() {
+        let err = load_uncached(None, env_of(&[("PROB_RUNS", "1000000000")])).unwrap_err();
+        assert_eq!(
+            err,
+            "PROB_RUNS: `1000000000` is more than 100000 runs per case, the most probtest generates"
+        );
+        let settings = load_uncached(None, env_of(&[("PROB_RUNS", "100000")])).expect("valid");
+        assert_eq!(settings.env_runs, Some(probtest_settings::MAX_RUNS));
+
+        let dir = temp_dir("cap");
+        let manifest = dir.join("Cargo.toml");
+        for runs in ["1000000000", "10000000000000"] {
+            std::fs::write(
+                &manifest,
+                format!("[package]\nname = \"m\"\n[package.metadata.probtest]\nruns = {runs}\n"),
+            )
+            .expect("write");
+            let err = load_uncached(Some(&dir), env_of(&[])).unwrap_err();
+            assert_eq!(
+                err,
+                format!(
+                    "{}: [package.metadata.probtest] runs = {runs} is more than 100000 runs per case, the most probtest generates",
+                    manifest.display()
+                )
+            );
+        }
+        std::fs::write(
+            &manifest,
+            "[package]\nname = \"m\"\n[package.metadata.probtest]\nruns = 100000\n",
+        )
+        .expect("write");
+        let settings = load_uncached(Some(&dir), env_of(&[])).expect("valid");
+        assert_eq!(settings.config.runs, Some(probtest_settings::MAX_RUNS));
     }
 
     #[test]

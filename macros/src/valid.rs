@@ -92,10 +92,11 @@ fn check_runs(value: &Expr) -> Result<u32, syn::Error> {
             lit: Lit::Int(int), ..
         }) => match int.base10_parse::<u32>() {
             Ok(0) => Err(syn::Error::new(int.span(), "`runs` must be at least 1")),
-            Ok(runs) => Ok(runs),
-            Err(_) => Err(syn::Error::new(
+            Ok(runs) if runs <= probtest_settings::MAX_RUNS => Ok(runs),
+            // The literal is a whole number, so the only way it fails to parse is by overflow.
+            _ => Err(syn::Error::new(
                 int.span(),
-                "`runs` is too large for a run count",
+                probtest_settings::more_than_max_runs(&format!("`runs = {int}`")),
             )),
         },
         other => Err(syn::Error::new(other.span(), expected)),
@@ -496,7 +497,34 @@ pub(crate) fn written_text(expr: &Expr) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::written_text;
+    use super::{check_runs, written_text};
+
+    #[test]
+    fn run_counts_stop_at_the_cap_and_quote_the_literal() {
+        let runs = |src: &str| check_runs(&syn::parse_str(src).expect("parses"));
+        assert_eq!(
+            runs("100000").expect("at the cap"),
+            probtest_settings::MAX_RUNS
+        );
+        for (src, written) in [
+            ("100001", "100001"),
+            ("1_000_000_000", "1_000_000_000"),
+            ("5000000000", "5000000000"),
+            ("100001u32", "100001u32"),
+        ] {
+            let error = runs(src).expect_err(src);
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "`runs = {written}` is more than 100000 runs per case, the most probtest generates"
+                )
+            );
+        }
+        assert_eq!(
+            runs("0").expect_err("zero").to_string(),
+            "`runs` must be at least 1"
+        );
+    }
 
     #[test]
     fn written_text_reads_like_source() {

@@ -41,8 +41,9 @@
 //! `#[probability(runs = N, params(...))]` goes on a function in any test suite. Both keys are
 //! optional.
 //!
-//! - `runs = N`: an integer literal >= 1, the number of runs per case. `PROB_RUNS` overrides it;
-//!   without either, the config's `runs` applies, else 1.
+//! - `runs = N`: an integer literal from 1 to 100,000, the number of runs per case.
+//!   `PROB_RUNS` overrides it (with the same cap); without either, the config's `runs`
+//!   applies, else 1.
 //! - `params(...)`: groups of values. `name = [a, b]` gives one argument its values;
 //!   `(x, y) = [(1, 2), (3, 4)]` gives several arguments zipped values. The cases are the
 //!   cartesian product of the groups in written order. Every argument has exactly one group.
@@ -127,6 +128,7 @@
 //! | `PROB_DEFER_VERDICTS` | | `1`: gated cases' runs never fail their items; whoever reads the session judges (`cargo probtest run` sets it) |
 //! | `PROB_SESSION` | | the session key, for grouping runs your own way (see below) |
 //! | `PROB_SUMMARY` | | `0` turns off the section each test process prints at exit |
+//! | `PROB_RECONCILE` | | `1`: when nextest lists a test binary, its generated items are written to the session, so that a test process that dies before start-up is still counted (`cargo probtest run --nextest` sets it) |
 //!
 //! Config lives in `[package.metadata.probtest]`, then `[workspace.metadata.probtest]`, of
 //! `Cargo.toml`. Changing `PROB_RUNS`, `PROB_TRANSPOSE` or the config rebuilds the tests. A
@@ -215,7 +217,7 @@ pub use probtest_macros::teardown;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::harness::recording::fields;
-    pub use crate::harness::registry::{register_hook, Bench, Case, Config, Hook, BENCHES};
+    pub use crate::harness::registry::{register_hook, Bench, Case, Config, Hook, Layout, BENCHES};
     pub use crate::harness::runner::{run, run_async, BenchReturn};
     pub use ctor;
     pub use linkme;

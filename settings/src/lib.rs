@@ -3,7 +3,8 @@
 //! test runs): each setting's environment variable, its config key, when it is read, and the
 //! text parsers that both sides use. Each is resolved from its environment variable, then the
 //! config (`[package.metadata.probtest]`, then `[workspace.metadata.probtest]`), then its
-//! default.
+//! default. It also holds the one rule of generated item names that both sides need: how wide
+//! a run number is, which the attribute writes and the runtime reads back.
 //!
 //! Use it through the `probtest` crate; this crate has no API of its own to promise.
 
@@ -132,6 +133,12 @@ pub const SETTINGS: &[Setting] = &[
         Phase::Run,
         "the section each process prints",
     ),
+    setting(
+        "PROB_RECONCILE",
+        None,
+        Phase::Run,
+        "list the generated items to the session",
+    ),
 ];
 
 /// The setting of an environment variable.
@@ -165,14 +172,42 @@ pub fn parse_switch(text: &str) -> Result<bool, String> {
     }
 }
 
-/// A whole number of runs; values below 1 count as 1.
+/// The most runs per case probtest generates. Each run is a test item; far more than this and
+/// the compiler runs out of memory building them, with no word about why.
+pub const MAX_RUNS: u32 = 100_000;
+
+/// Why a run count above [`MAX_RUNS`] is refused, after `what`, the words that show the count
+/// where it was set (`` `runs = 1000000000` ``), so that every place that sets it says the same.
+pub fn more_than_max_runs(what: &str) -> String {
+    format!("{what} is more than {MAX_RUNS} runs per case, the most probtest generates")
+}
+
+/// How many digits the run number has in a generated item's name (`run07` of 10 runs): as
+/// many as the last run's, so that libtest's byte-wise sort starts runs in numeric order, and
+/// at least 4 where the run leads the name (run-major order, `PROB_TRANSPOSE`).
+pub fn run_digits(runs: u32, leading: bool) -> usize {
+    let digits = runs.checked_ilog10().map_or(1, |log| log as usize + 1);
+    digits.max(if leading { 4 } else { 1 })
+}
+
+/// A whole number of runs, at most [`MAX_RUNS`]; values below 1 count as 1.
 pub fn parse_runs(text: &str) -> Result<u32, String> {
-    let number: i64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("expected a whole number of runs, got `{text}`"))?;
-    u32::try_from(number.max(1))
-        .map_err(|_| format!("the number of runs is too large, got `{text}`"))
+    let trimmed = text.trim();
+    let (negative, digits) = match trimmed.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, trimmed.strip_prefix('+').unwrap_or(trimmed)),
+    };
+    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(format!("expected a whole number of runs, got `{text}`"));
+    }
+    if negative {
+        return Ok(1);
+    }
+    // A count too long for a `u32` is a whole number all the same: over the cap, not malformed.
+    match digits.parse::<u32>() {
+        Ok(runs) if runs <= MAX_RUNS => Ok(runs.max(1)),
+        _ => Err(more_than_max_runs(&format!("`{trimmed}`"))),
+    }
 }
 
 /// A number of seconds, at least 0.
@@ -256,7 +291,6 @@ mod tests {
             parse_switch("loud"),
             Err("expected 1/0, true/false, yes/no or on/off, got `loud`".to_string())
         );
-        assert_eq!(parse_runs("0"), Ok(1));
         assert_eq!(
             parse_runs("ten"),
             Err("expected a whole number of runs, got `ten`".to_string())
@@ -274,6 +308,51 @@ mod tests {
             parse_choice("maybe", &["fail", "pass"]),
             Err("expected fail or pass, got `maybe`".to_string())
         );
+    }
+
+    #[test]
+    fn run_counts_clamp_to_one_and_stop_at_the_cap() {
+        for (text, runs) in [
+            ("0", 1),
+            ("-3", 1),
+            ("-99999999999999999999", 1),
+            (" 12 ", 12),
+            ("+7", 7),
+            ("100000", MAX_RUNS),
+        ] {
+            assert_eq!(parse_runs(text), Ok(runs), "{text}");
+        }
+        for text in ["100001", "1000000000", "4294967296", "99999999999999999999"] {
+            assert_eq!(
+                parse_runs(text),
+                Err(format!(
+                    "`{text}` is more than 100000 runs per case, the most probtest generates"
+                )),
+                "{text}"
+            );
+        }
+        for text in ["", "-", "1.5", "1e3", "1_000", "--1"] {
+            assert_eq!(
+                parse_runs(text),
+                Err(format!("expected a whole number of runs, got `{text}`")),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn run_numbers_are_as_wide_as_the_last_run() {
+        for (runs, nested, leading) in [
+            (0, 1, 4),
+            (1, 1, 4),
+            (9, 1, 4),
+            (10, 2, 4),
+            (100, 3, 4),
+            (MAX_RUNS, 6, 6),
+        ] {
+            assert_eq!(run_digits(runs, false), nested, "{runs}");
+            assert_eq!(run_digits(runs, true), leading, "{runs}");
+        }
     }
 
     /// The README's and the runtime's documented tables name every setting, with its key.

@@ -12,6 +12,7 @@ use crate::format::escape::{serde_or, Num, OptionalStr, Str};
 use crate::model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
 use crate::types::stats::StatsConfig;
 use crate::types::status::Outcome;
+use crate::types::sum::finite;
 use crate::types::usage::TokenUsage;
 
 /// A record as the report holds it, pytest-probability's shape plus probtest's fields: the
@@ -56,9 +57,11 @@ fn texts(record: &Record) -> (Option<&str>, Option<&str>) {
     }
 }
 
-/// The cost as the report writes it: `null` when the run spent nothing.
+/// The cost as the report writes it: `null` when the run spent nothing; a cost past the largest
+/// number (amounts that overflowed within one run) as that number, since JSON has no infinity
+/// and `null` would read back as nothing spent.
 fn spent(record: &Record) -> Option<f64> {
-    (record.cost != 0.0).then_some(record.cost)
+    (record.cost != 0.0).then(|| finite(record.cost))
 }
 
 impl Serialize for Record {
@@ -196,7 +199,9 @@ pub(crate) fn header(created: &str, session: &str, stats: &StatsConfig) -> io::R
 }
 
 /// What the session report's head slot holds, the fields that change with any run:
-/// `"runs":…,"exit_status":…,"totals":{…},"aggregates":[…],"warnings":[…]`.
+/// `"runs":…,"exit_status":…,"totals":{…},"aggregates":[…],"warnings":[…]`. The warnings of
+/// totals that overflowed are added when `warnings` lacks them: they follow the totals, and a
+/// head patched in place gets its other warnings from where they were kept.
 pub(crate) fn head(
     runs: u32,
     exit_status: i32,
@@ -204,9 +209,19 @@ pub(crate) fn head(
     aggregates: &[Aggregate],
     warnings: &[String],
 ) -> io::Result<String> {
+    let overflowed: Vec<String> = totals
+        .overflow_warnings()
+        .into_iter()
+        .filter(|warning| !warnings.contains(warning))
+        .collect();
+    let warnings: Cow<'_, [String]> = if overflowed.is_empty() {
+        Cow::Borrowed(warnings)
+    } else {
+        Cow::Owned(warnings.iter().cloned().chain(overflowed).collect())
+    };
     let totals = self::totals(totals)?;
     let aggregates = serde_or(aggregates, aggregates.is_empty(), "[]")?;
-    let warnings = serde_or(warnings, warnings.is_empty(), "[]")?;
+    let warnings = serde_or(&warnings[..], warnings.is_empty(), "[]")?;
     Ok(format!(
         "\"runs\":{runs},\"exit_status\":{exit_status},\"totals\":{totals},\
          \"aggregates\":{aggregates},\"warnings\":{warnings}"

@@ -13,6 +13,7 @@ use crate::format::escape::{quoted, serde, Num, OptionalStr, Str};
 use crate::model::{CaseInfo, Record};
 use crate::types::stats::StatsConfig;
 use crate::types::status::Outcome;
+use crate::types::sum::finite;
 use crate::types::usage::TokenUsage;
 
 /// One line of the session file. Written from borrowed data (every run writes two), read back
@@ -27,6 +28,9 @@ pub(crate) enum Line<'a> {
         per_test: bool,
         #[serde(default)]
         report: Option<Cow<'a, str>>,
+        /// The report's path as the process resolved it, for a reader that checks it exists.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        report_path: Option<Cow<'a, str>>,
         /// The statistics settings the process judges with; left out when they are the
         /// defaults.
         #[serde(default, skip_serializing_if = "is_default_stats")]
@@ -41,6 +45,14 @@ pub(crate) enum Line<'a> {
         proc: Option<Cow<'a, str>>,
         #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
         case_ref: Option<u32>,
+    },
+    /// The generated test items of a test binary (`binary`, nextest's binary id), written
+    /// when nextest lists it and the session will be reconciled with what nextest ran: each
+    /// item's name, and the case (an index into `cases`) and run it holds.
+    Items {
+        binary: Cow<'a, str>,
+        cases: Vec<CaseInfo>,
+        items: Vec<(String, u32, u32)>,
     },
     /// A run is about to execute; `seq` numbers the runs of process `proc`.
     Start {
@@ -210,7 +222,7 @@ pub(crate) fn identity_fragment(package: &str, module: &str, case: &str) -> Stri
 pub(crate) fn process_line(
     proc: &str,
     per_test: bool,
-    report: Option<&str>,
+    report: Option<(&str, &str)>,
     stats: &StatsConfig,
 ) -> io::Result<String> {
     let stats = if *stats == StatsConfig::default() {
@@ -218,10 +230,14 @@ pub(crate) fn process_line(
     } else {
         format!(",\"stats\":{}", serde(stats)?)
     };
+    let report_path = match report {
+        Some((_, path)) => format!(",\"report_path\":{}", Str(path)),
+        None => String::new(),
+    };
     Ok(format!(
-        "{{\"t\":\"process\",\"proc\":{},\"per_test\":{per_test},\"report\":{}{stats}}}",
+        "{{\"t\":\"process\",\"proc\":{},\"per_test\":{per_test},\"report\":{}{report_path}{stats}}}",
         Str(proc),
-        OptionalStr(report),
+        OptionalStr(report.map(|(named, _)| named)),
     ))
 }
 
@@ -252,8 +268,9 @@ pub(crate) fn end_line(proc: &str, seq: u64, record: &Record) -> io::Result<Stri
     Ok(format!(
         "\n{{\"t\":\"end\",\"proc\":\"{proc}\",\"seq\":{seq},\"outcome\":\"{}\",\"elapsed\":{},\"cost\":{}{}{}{usage}}}",
         record.outcome.name(),
-        Num(record.elapsed),
-        Num(record.cost),
+        // JSON has no infinity: the line would be unreadable, its run counted as died.
+        Num(finite(record.elapsed)),
+        Num(finite(record.cost)),
         optional("message", &record.message),
         optional("location", &record.location),
     ))

@@ -152,13 +152,17 @@ fn process_lines_read_as_serde_writes_them() {
         ..StatsConfig::default()
     };
     for stats in [StatsConfig::default(), judging] {
-        for report in [None, Some("out/report \"1\".json")] {
+        for report in [
+            None,
+            Some(("out/report \"1\".json", "/ws/out/report \"1\".json")),
+        ] {
             for per_test in [true, false] {
                 let ours = process_line("123-456", per_test, report, &stats).expect("written");
                 let line = Line::Process {
                     proc: Cow::Borrowed("123-456"),
                     per_test,
-                    report: report.map(Cow::Borrowed),
+                    report: report.map(|(named, _)| Cow::Borrowed(named)),
+                    report_path: report.map(|(_, path)| Cow::Borrowed(path)),
                     stats: Cow::Borrowed(&stats),
                 };
                 let expected = serde_json::to_string(&line).expect("serde writes it");
@@ -451,5 +455,42 @@ fn run_lines_read_by_hand_as_serde_reads_them() {
                 String::from_utf8_lossy(torn)
             );
         }
+    }
+}
+
+#[test]
+fn totals_that_overflowed_are_written_readable_and_warned_of() {
+    let records = vec![
+        record("classify::a", 1, Outcome::Pass, 1e308, vec![]),
+        record("classify::a", 2, Outcome::Pass, 1e308, vec![]),
+        // Amounts that overflowed within one run.
+        record("classify::a", 3, Outcome::Pass, f64::INFINITY, vec![]),
+    ];
+    let report = build(records);
+    assert_eq!(report.warnings.len(), 1);
+    let text = serde_json::to_string(&report).expect("serde writes it");
+    assert!(!text.contains("\"cost\":null"), "{text}");
+    let back = Report::from_json(&text).expect("read back");
+    assert_eq!(back.totals.cost, f64::MAX);
+    assert_eq!(back.records[2].cost, f64::MAX);
+    assert_eq!(back.warnings, report.warnings);
+    // The record as every run writes it, and as the store keeps it.
+    let fast = report::record(&report.records[2]).expect("written");
+    assert!(fast.contains("\"cost\":1.7976931348623157e308"), "{fast}");
+    let line = crate::format::store_lines::end_line("1-2", 7, &report.records[2]).expect("line");
+    let parsed = crate::format::store_lines::Line::parse(line.trim_start().as_bytes());
+    assert!(
+        matches!(parsed, Some(crate::format::store_lines::Line::End { cost, .. }) if cost == f64::MAX),
+        "{line}"
+    );
+    // A head kept in place, whose own warnings lack the overflow, still says it once.
+    for kept in [&[][..], &report.warnings[..]] {
+        let head = head(3, 0, &report.totals, &[], kept).expect("written");
+        let value: serde_json::Value = serde_json::from_str(&format!("{{{head}}}")).expect("JSON");
+        assert_eq!(
+            value["warnings"],
+            serde_json::json!(report.warnings),
+            "{head}"
+        );
     }
 }

@@ -10,3 +10,4 @@ pub(crate) mod recording;
 pub(crate) mod registry;
 pub(crate) mod runner;
 pub(crate) mod settings;
+pub(crate) mod startup;

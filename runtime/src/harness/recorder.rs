@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use crate::harness::registry::{self, Case};
 use crate::harness::settings::{self, Settings};
 use crate::model::record::died_record;
-use crate::model::{CaseInfo, Record, Report};
+use crate::model::{CaseInfo, Record};
 use crate::render;
-use crate::store::writer::{RunEvent, RunFinished, RunStarted, SessionWriter};
+use crate::store::writer::{RunEvent, RunFinished, RunStarted, SessionWriter, WriteError};
 use crate::store::{self, Session, SessionData};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::status::Outcome;
@@ -38,6 +38,8 @@ struct InFlight {
     case: &'static Case,
     run: u32,
     started: Instant,
+    /// Whether the run is counted as unrecorded already (its start could not be stored).
+    unrecorded: bool,
 }
 
 struct Process {
@@ -46,6 +48,9 @@ struct Process {
     records: Vec<Record>,
     /// Cases this process ran, in first-run order; each is described to the store once.
     cases: Vec<&'static Case>,
+    /// Runs whose start or end the store could not take, and the first reason.
+    unrecorded: u64,
+    unrecorded_reason: Option<String>,
 }
 
 static PROCESS: Mutex<Process> = Mutex::new(Process {
@@ -53,6 +58,8 @@ static PROCESS: Mutex<Process> = Mutex::new(Process {
     in_flight: Vec::new(),
     records: Vec::new(),
     cases: Vec::new(),
+    unrecorded: 0,
+    unrecorded_reason: None,
 });
 
 /// Separate from [`PROCESS`] so that a run waiting out the delay does not block others from
@@ -63,22 +70,58 @@ fn process() -> MutexGuard<'static, Process> {
     PROCESS.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
-/// The session's writers as this process holds them; `None` when the store could not be
-/// created (the summary and report then cover this process alone, as written at exit).
-static WRITER: OnceLock<Option<SessionWriter>> = OnceLock::new();
+/// The session store, as this process holds it.
+// One per process, in a static: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+enum Store {
+    /// Joined: runs are recorded.
+    Open(SessionWriter),
+    /// The store exists for this binary and cannot be written (a full disk, no permission):
+    /// every run fails its item, saying why, and counts as unrecorded.
+    Broken(String),
+    /// This binary is not in a cargo target directory: there is no store to join, and the
+    /// summary and report cover this process alone, as written at exit.
+    Absent,
+}
 
-fn writer(settings: &Settings) -> Option<&'static SessionWriter> {
-    WRITER
-        .get_or_init(|| match open_writer(settings) {
-            Ok(writer) => Some(writer),
+static WRITER: OnceLock<Store> = OnceLock::new();
+
+fn store(settings: &Settings) -> &'static Store {
+    WRITER.get_or_init(|| {
+        if store::sanitize_key(&settings.session_key).is_empty() {
+            // A refused session key: the settings' problem fails every run and says why; no
+            // session may be made of it (it would be the sessions folder itself).
+            return Store::Absent;
+        }
+        let target = match target_dir() {
+            Ok(target) => target,
             Err(error) => {
                 eprintln!(
                     "probtest: cannot record this session ({error}); the summary and report cover this process only"
                 );
-                None
+                return Store::Absent;
             }
-        })
-        .as_ref()
+        };
+        match open_writer(&target, settings) {
+            Ok(writer) => Store::Open(writer),
+            Err(error) => Store::Broken(error.to_string()),
+        }
+    })
+}
+
+fn writer(settings: &Settings) -> Option<&'static SessionWriter> {
+    match store(settings) {
+        Store::Open(writer) => Some(writer),
+        _ => None,
+    }
+}
+
+/// The writer, once the store was joined.
+fn joined() -> Option<&'static SessionWriter> {
+    match WRITER.get() {
+        Some(Store::Open(writer)) => Some(writer),
+        _ => None,
+    }
 }
 
 /// The target directory this test binary was built in.
@@ -98,14 +141,23 @@ fn target_dir() -> io::Result<std::path::PathBuf> {
         .ok_or_else(|| io::Error::other("the test binary is not in a cargo target directory"))
 }
 
-fn open_writer(settings: &Settings) -> io::Result<SessionWriter> {
-    let target = target_dir()?;
-    let session = Session::new(&store::sessions_dir(&target), &settings.session_key);
+/// The session this process belongs to, from the environment alone: for start-up, before any
+/// bench's settings are read.
+pub(crate) fn session_of_process() -> Result<Session, String> {
+    let key = store::session_key(&|name: &str| std::env::var(name).ok())?;
+    let target = target_dir().map_err(|error| error.to_string())?;
+    Ok(Session::new(&store::sessions_dir(&target), &key))
+}
+
+fn open_writer(target: &std::path::Path, settings: &Settings) -> io::Result<SessionWriter> {
+    let session = Session::new(&store::sessions_dir(target), &settings.session_key);
+    let dir = session.dir().to_path_buf();
     let report = settings
         .json
         .as_ref()
         .map(|path| (path.display.clone(), path.resolved.clone()));
     SessionWriter::open(session, settings.per_test, report, &settings.stats)
+        .map_err(|error| store::in_file(&dir, error))
 }
 
 /// Reports a failed write once, then keeps quiet: a broken store must not fail the tests.
@@ -114,8 +166,16 @@ fn warn_once(what: &str, error: &io::Error) {
     WARNED.call_once(|| eprintln!("probtest: could not {what}: {error}"));
 }
 
-/// Notes a run as started; returns the ticket that [`finished`] takes.
-pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
+/// A run's start, as noted.
+pub(crate) struct Started {
+    /// What [`finished`] takes.
+    pub(crate) ticket: u64,
+    /// Why the run cannot be recorded, when its start could not be: its item must fail.
+    pub(crate) problem: Option<String>,
+}
+
+/// Notes a run as started.
+pub(crate) fn started(case: &'static Case, run: u32) -> Started {
     // At the first run: a process that runs nothing has nothing to do at exit, and its start-up
     // runs no probtest code at all.
     static EXIT_HOOK: std::sync::Once = std::sync::Once::new();
@@ -130,6 +190,7 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
             case,
             run,
             started: Instant::now(),
+            unrecorded: false,
         });
         let first = case.first_sighting();
         if first {
@@ -137,6 +198,10 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
         }
         (ticket, first)
     };
+    let mut problem = None;
+    if let Store::Broken(reason) = store(settings) {
+        problem = Some(unrecorded(ticket, case, run, reason, None));
+    }
     if let Some(writer) = writer(settings) {
         let slot_ref = case.slot_ref();
         // Built only when needed: this runs for every run.
@@ -154,11 +219,76 @@ pub(crate) fn started(case: &'static Case, run: u32) -> u64 {
             first_in_process: first_of_case,
             slot_ref,
         });
-        if let Err(error) = writer.consume(&event) {
-            warn_once("write to the session store", &error);
-        }
+        problem = written(writer, (ticket, case, run), false, writer.consume(&event));
     }
-    ticket
+    Started { ticket, problem }
+}
+
+/// What became of an event: `None` when it was written, else the item's failure message. A run
+/// whose start the store could not take is counted as unrecorded, once; a run whose start it
+/// has and whose end it could not take reads as an error (a run that never finished), and is
+/// not counted twice.
+fn written(
+    writer: &SessionWriter,
+    (ticket, case, run): (u64, &'static Case, u32),
+    ended: bool,
+    result: Result<(), WriteError>,
+) -> Option<String> {
+    let start_recorded = || {
+        process()
+            .in_flight
+            .iter()
+            .any(|flight| flight.ticket == ticket && !flight.unrecorded)
+    };
+    match result {
+        Ok(()) => None,
+        Err(WriteError::Store(error)) if ended && start_recorded() => Some(format!(
+            "probtest: run {run} of {} could not be recorded in the session store: {error}; the store has its start, and it counts as an error",
+            case.row_id
+        )),
+        Err(WriteError::Store(error)) => Some(unrecorded(
+            ticket,
+            case,
+            run,
+            &error.to_string(),
+            Some(writer),
+        )),
+        Err(WriteError::Report(error)) => Some(format!(
+            "probtest: run {run} of {} is recorded, but the session report could not be updated: {error}",
+            case.row_id
+        )),
+    }
+}
+
+/// Counts run `ticket` as unrecorded for `reason` (in this process, and in the session's store
+/// when `writer` can still reach it), unless it is already; returns its item's failure message.
+fn unrecorded(
+    ticket: u64,
+    case: &'static Case,
+    run: u32,
+    reason: &str,
+    writer: Option<&SessionWriter>,
+) -> String {
+    let newly = {
+        let mut process = process();
+        let flight = process.in_flight.iter_mut().find(|f| f.ticket == ticket);
+        let newly = flight.is_none_or(|flight| !std::mem::replace(&mut flight.unrecorded, true));
+        if newly {
+            process.unrecorded += 1;
+            process
+                .unrecorded_reason
+                .get_or_insert_with(|| reason.to_string());
+        }
+        newly
+    };
+    if let (true, Some(writer)) = (newly, writer) {
+        // On the disk that just failed, this may fail too: the item's failure still says it.
+        let _ = writer.note_unrecorded(1, reason);
+    }
+    format!(
+        "probtest: run {run} of {} could not be recorded in the session store: {reason}",
+        case.row_id
+    )
 }
 
 /// Says, before the case's runs are spent, that its gate cannot pass with them.
@@ -170,20 +300,28 @@ fn warn_if_infeasible(info: &CaseInfo, settings: &Settings) {
     }
 }
 
-/// Records the end of the run `ticket`.
-pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Ending) {
+/// Records the end of the run `ticket`; returns why its item must fail when the end could
+/// not be recorded.
+pub(crate) fn finished(
+    ticket: u64,
+    case: &'static Case,
+    run: u32,
+    ending: Ending,
+) -> Option<String> {
     let settings = settings::get(&case.bench.config);
     let record = to_record(case, run, settings.attempt, ending);
     let writer = writer(settings);
+    let mut problem = None;
+    if let Store::Broken(reason) = store(settings) {
+        problem = Some(unrecorded(ticket, case, run, reason, None));
+    }
     if let Some(writer) = writer {
         let event = RunEvent::Finished(RunFinished {
             seq: ticket,
             info: writer.wants_descriptions().then(|| case.info()),
             record: &record,
         });
-        if let Err(error) = writer.consume(&event) {
-            warn_once("write to the session store", &error);
-        }
+        problem = written(writer, (ticket, case, run), true, writer.consume(&event));
     }
     {
         let mut process = process();
@@ -197,6 +335,7 @@ pub(crate) fn finished(ticket: u64, case: &'static Case, run: u32, ending: Endin
             warn_once("update the session report", &error);
         }
     }
+    problem
 }
 
 /// Waits until `delay` has passed since the previous run of this process started; the first
@@ -259,7 +398,9 @@ fn to_record(case: &'static Case, run: u32, attempt: u32, ending: Ending) -> Rec
         }),
         location: ending.location,
         elapsed: ending.elapsed.as_secs_f64(),
-        cost: ending.cost + usage.iter().map(|u| u.cost).sum::<f64>(),
+        cost: usage.iter().fold(ending.cost, |total, usage| {
+            crate::types::sum::saturating_add(total, usage.cost)
+        }),
         usage,
     }
 }
@@ -279,7 +420,9 @@ fn in_memory(writer: &SessionWriter, settings: &Settings) -> SessionData {
         records.push(flight.died(settings.attempt));
         open.push(Some((writer.proc_id().to_string(), flight.ticket)));
     }
-    as_session(settings, cases, records, open)
+    let unrecorded = (process.unrecorded, process.unrecorded_reason.clone());
+    drop(process);
+    as_session(settings, cases, records, open, unrecorded)
 }
 
 /// What a process alone in its session holds, as the store would give it back.
@@ -288,7 +431,13 @@ fn as_session(
     cases: Vec<CaseInfo>,
     records: Vec<Record>,
     open: Vec<Option<(String, u64)>>,
+    (unrecorded, reason): (u64, Option<String>),
 ) -> SessionData {
+    let warnings = reason
+        .filter(|_| unrecorded > 0)
+        .map(|reason| store::unrecorded_warning(unrecorded, &reason))
+        .into_iter()
+        .collect();
     SessionData {
         cases,
         records,
@@ -296,6 +445,10 @@ fn as_session(
         per_test: settings.per_test,
         report: settings.json.as_ref().map(|path| path.display.clone()),
         stats: settings.stats.clone(),
+        unrecorded,
+        report_path: settings.json.as_ref().map(|path| path.resolved.clone()),
+        items: Default::default(),
+        warnings,
     }
 }
 
@@ -315,11 +468,12 @@ impl InFlight {
 
 /// Takes everything this process recorded, turning runs still in flight into errors, with the
 /// descriptions of the cases they belong to.
-fn take_records() -> (Vec<CaseInfo>, Vec<Record>) {
+fn take_records() -> (Vec<CaseInfo>, Vec<Record>, (u64, Option<String>)) {
     let mut process = process();
     let in_flight = std::mem::take(&mut process.in_flight);
     let mut records = std::mem::take(&mut process.records);
     let cases = std::mem::take(&mut process.cases);
+    let unrecorded = (process.unrecorded, process.unrecorded_reason.clone());
     drop(process);
     let attempt = settings::peek().map_or(1, |s| s.attempt);
     for flight in in_flight {
@@ -330,6 +484,7 @@ fn take_records() -> (Vec<CaseInfo>, Vec<Record>) {
     (
         cases.into_iter().map(|case| case.info().clone()).collect(),
         records,
+        unrecorded,
     )
 }
 
@@ -364,7 +519,7 @@ fn exit_work_pending() -> bool {
     let Some(settings) = settings::peek() else {
         return registry::has_teardowns();
     };
-    let recorded = WRITER.get().is_some_and(Option::is_some);
+    let recorded = joined().is_some();
     registry::has_teardowns() || !(settings.per_test && recorded)
 }
 
@@ -377,26 +532,27 @@ fn finish_process() {
     let Some(settings) = settings::peek() else {
         return;
     };
-    let writer = WRITER.get().and_then(Option::as_ref);
+    let writer = joined();
     if settings.per_test && writer.is_some() {
         // One nextest process holds one run: its section would say nothing the session's
         // summary (`cargo probtest run --nextest`) does not, and its run is already stored.
         return;
     }
-    let (cases, records) = take_records();
+    let (cases, records, unrecorded) = take_records();
     if records.is_empty() || (!settings.summary && settings.json.is_none()) {
         return;
     }
     // This process's last runs folded into the session report: from what this process
     // holds when the session is its alone (its runs in flight are errors now, with no place to
     // keep: nothing will finish them).
+    let whole = as_session(settings, cases, records, Vec::new(), unrecorded);
     let folded = writer.filter(|writer| writer.keeps_report()).map(|writer| {
-        writer.fold(|| {
-            let open = vec![None; records.len()];
-            as_session(settings, cases.clone(), records.clone(), open)
+        writer.fold(|| SessionData {
+            open: vec![None; whole.records.len()],
+            ..whole.clone()
         })
     });
-    let report = Report::build(cases, records, &settings.stats);
+    let report = whole.into_report();
     let mut report_line = None;
     if let Some(path) = &settings.json {
         let written = match folded {
@@ -405,10 +561,11 @@ fn finish_process() {
         };
         match written {
             Ok(()) => report_line = Some(path.display.clone()),
-            Err(error) => eprintln!(
-                "probtest: could not write the report to {}: {error}",
-                path.resolved.display()
-            ),
+            Err(error) => {
+                // The store's errors name the file already.
+                let error = store::in_file(&path.resolved, error);
+                eprintln!("probtest: could not write the report: {error}");
+            }
         }
     }
     if !settings.summary {

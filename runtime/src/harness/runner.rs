@@ -84,7 +84,7 @@ impl RunState {
         if data.finished {
             return Err(RecordError::RunFinished);
         }
-        data.cost += amount;
+        data.cost = crate::types::sum::saturating_add(data.cost, amount);
         Ok(())
     }
 }
@@ -176,6 +176,8 @@ struct Active {
     ticket: u64,
     state: Arc<RunState>,
     started: Instant,
+    /// Why the run cannot be recorded, once that is known: its item fails with it.
+    problem: std::cell::RefCell<Option<String>>,
 }
 
 /// Why a run ended without passing, once recorded: how to make the test item fail too.
@@ -187,14 +189,17 @@ enum Failure {
 impl Active {
     fn start(case: &'static Case, run: u32) -> Result<Active, String> {
         install_panic_hook();
-        let ticket = recorder::started(case, run);
+        // Under nextest the process's run was started before `main` (see `startup`).
+        let started = crate::harness::startup::take(case, run)
+            .unwrap_or_else(|| recorder::started(case, run));
         let state = Arc::new(RunState::default());
         let active = Active {
             case,
             run,
-            ticket,
+            ticket: started.ticket,
             state,
             started: Instant::now(),
+            problem: std::cell::RefCell::new(started.problem),
         };
         let settings = settings::get(&case.bench.config);
         let ready = match &settings.problem {
@@ -210,7 +215,8 @@ impl Active {
             }),
             Err(message) => {
                 active.record(Outcome::Error, Some(message.clone()), None);
-                Err(message)
+                let problem = active.problem.take();
+                Err(problem.map_or(message.clone(), |problem| format!("{message}\n{problem}")))
             }
         }
     }
@@ -218,6 +224,18 @@ impl Active {
     /// Classifies the body's result, records it, and says how the test item must end.
     fn finish(self, result: Result<Result<(), String>, Box<dyn Any + Send>>) -> Option<Failure> {
         let (outcome, failure) = self.classify(result);
+        if let Some(problem) = self.problem.take() {
+            // A run the session does not hold fails its item, whatever its outcome, so that
+            // libtest and nextest show why; a failing run's own panic stays the item's failure,
+            // with this beside it in the captured output.
+            return Some(match failure {
+                None => Failure::Message(problem),
+                Some(failure) => {
+                    eprintln!("{problem}");
+                    failure
+                }
+            });
+        }
         let settings = settings::get(&self.case.bench.config);
         let gate = crate::model::effective_gate(self.case.bench.gate(), &settings.stats);
         let (counts, last_run) = self.case.count(outcome);
@@ -305,7 +323,7 @@ impl Active {
             data.finished = true;
             (std::mem::take(&mut data.usage), data.cost)
         };
-        recorder::finished(
+        let problem = recorder::finished(
             self.ticket,
             self.case,
             self.run,
@@ -318,6 +336,9 @@ impl Active {
                 usage,
             },
         );
+        if let Some(problem) = problem {
+            self.problem.borrow_mut().get_or_insert(problem);
+        }
         registry::run_finished(self.case.bench);
     }
 }

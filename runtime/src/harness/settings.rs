@@ -4,6 +4,7 @@
 //! that shape the generated items (`PROB_RUNS`, `PROB_TRANSPOSE`) are resolved by the
 //! attribute instead.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -35,6 +36,9 @@ pub(crate) struct Settings {
     pub(crate) defer_verdicts: bool,
     /// A bad value, as the one-line message every run of the process errors with.
     pub(crate) problem: Option<String>,
+    /// Values that work but probably were not meant, one line each, printed once per process
+    /// before its first run.
+    pub(crate) warnings: Vec<String>,
 }
 
 /// A report path as the user gave it and as it resolves.
@@ -46,9 +50,18 @@ pub(crate) struct ReportPath {
 
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
 
-/// The settings, resolved at the first run.
+/// The settings, resolved at the first run, their warnings printed then.
 pub(crate) fn get(config: &Config) -> &'static Settings {
-    SETTINGS.get_or_init(|| resolve(config, |name| std::env::var(name).ok()))
+    SETTINGS.get_or_init(|| {
+        let settings = resolve(config, |name| std::env::var(name).ok());
+        // Past libtest's capture, which takes only what the print macros write: a suite
+        // that waits for years must say so while it waits, whatever the test's outcome.
+        let mut stderr = std::io::stderr().lock();
+        for warning in &settings.warnings {
+            let _ = writeln!(stderr, "probtest: warning: {warning}");
+        }
+        settings
+    })
 }
 
 /// The settings, if any run resolved them.
@@ -74,14 +87,17 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
         }),
     };
     let mut problem = None;
-    let delay = match set("PROB_DELAY") {
-        Some(text) => parse_seconds(&text)
-            .map(Duration::from_secs_f64)
-            .unwrap_or_else(|why| {
-                problem = Some(format!("PROB_DELAY: {why}"));
-                Duration::ZERO
-            }),
-        None => config.delay.map_or(Duration::ZERO, Duration::from_secs_f64),
+    let mut warnings = Vec::new();
+    let delay = resolve_delay(config, &set).unwrap_or_else(|why| {
+        problem = Some(why);
+        None
+    });
+    let delay = match delay {
+        Some(Delay { duration, warning }) => {
+            warnings.extend(warning);
+            duration
+        }
+        None => Duration::ZERO,
     };
     let mut switch = |name: &str, default: bool| match set(name) {
         Some(text) => parse_switch(&text).unwrap_or_else(|why| {
@@ -96,13 +112,25 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
         problem.get_or_insert(why);
         StatsConfig::default()
     });
+    let session_key = crate::store::session_key(&env).unwrap_or_else(|why| {
+        problem.get_or_insert(why);
+        // The runs, errors now, still go to a session: the one the process would have
+        // without the key.
+        let without_key = |name: &str| (name != "PROB_SESSION").then(|| env(name)).flatten();
+        crate::store::session_key(&without_key)
+            .unwrap_or_else(|_| format!("process-{}", std::process::id()))
+    });
+    if problem.is_some() {
+        // Every run errors at once, without waiting: a warning about the wait would mislead.
+        warnings.clear();
+    }
     Settings {
         json,
         delay,
         summary,
         stats,
         defer_verdicts,
-        session_key: crate::store::session_key(&env),
+        session_key,
         per_test: set("NEXTEST_EXECUTION_MODE").is_some_and(|mode| mode == "process-per-test"),
         // nextest sets it; anything unreadable counts as a first attempt.
         attempt: set("NEXTEST_ATTEMPT")
@@ -110,6 +138,78 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
             .filter(|&attempt| attempt >= 1)
             .unwrap_or(1),
         problem,
+        warnings,
+    }
+}
+
+/// The longest delay accepted, in seconds: some 31.7 million years. Far below what a
+/// `Duration` added to an `Instant` can hold, which a longer delay would overflow.
+const LONGEST_DELAY: f64 = 1e15;
+
+/// A delay longer than this many seconds (an hour) gets a warning: a suite that silently waits
+/// that long looks hung.
+const LONG_DELAY: f64 = 3600.0;
+
+/// The delay between run starts, and a warning when it is long.
+struct Delay {
+    duration: Duration,
+    warning: Option<String>,
+}
+
+/// `PROB_DELAY`, else the config's `delay`; `None` when neither is set. A value that is not a
+/// number of seconds from 0 to [`LONGEST_DELAY`] is an error naming where it came from.
+fn resolve_delay(
+    config: &Config,
+    set: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<Delay>, String> {
+    // Where the value came from (for errors), the value as given, and both (for the warning).
+    let (seconds, source, given, shown) = match set("PROB_DELAY") {
+        Some(text) => {
+            let seconds = parse_seconds(&text).map_err(|why| format!("PROB_DELAY: {why}"))?;
+            let given = text.trim().to_string();
+            let shown = format!("PROB_DELAY={given}");
+            (seconds, "PROB_DELAY", given, shown)
+        }
+        None => match config.delay {
+            Some(seconds) => {
+                let shown = format!("config `delay` = {seconds}");
+                (seconds, "config `delay`", seconds.to_string(), shown)
+            }
+            None => return Ok(None),
+        },
+    };
+    let duration = Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|_| seconds <= LONGEST_DELAY)
+        .ok_or_else(|| {
+            format!(
+                "{source}: expected at most {LONGEST_DELAY:e} seconds ({}), got `{given}`",
+                human_duration(LONGEST_DELAY)
+            )
+        })?;
+    let warning = (seconds > LONG_DELAY).then(|| delay_warning(&shown, seconds));
+    Ok(Some(Delay { duration, warning }))
+}
+
+/// The warning for a long delay: `PROB_DELAY=1e9 spaces runs 1000000000 s (31.7 years) apart`.
+fn delay_warning(shown: &str, seconds: f64) -> String {
+    format!(
+        "{shown} spaces runs {seconds} s ({}) apart",
+        human_duration(seconds)
+    )
+}
+
+/// Seconds from an hour on, in hours, days or years (of 365.25 days), to one decimal.
+fn human_duration(seconds: f64) -> String {
+    const HOUR: f64 = 3600.0;
+    const DAY: f64 = 24.0 * HOUR;
+    const YEAR: f64 = 365.25 * DAY;
+    if seconds >= YEAR {
+        format!("{:.1} years", seconds / YEAR)
+    } else if seconds >= DAY {
+        format!("{:.1} days", seconds / DAY)
+    } else {
+        format!("{:.1} hours", seconds / HOUR)
     }
 }
 
@@ -340,5 +440,73 @@ mod tests {
                 ))
             );
         }
+    }
+
+    #[test]
+    fn a_long_delay_is_warned_of_in_human_units() {
+        let env = |name: &str| (name == "PROB_DELAY").then(|| " 1e9 ".to_string());
+        let settings = resolve(&config(None, None), env);
+        assert_eq!(settings.problem, None);
+        assert_eq!(settings.delay, Duration::from_secs(1_000_000_000));
+        assert_eq!(
+            settings.warnings,
+            ["PROB_DELAY=1e9 spaces runs 1000000000 s (31.7 years) apart"]
+        );
+        let settings = resolve(&config(None, Some(7200.0)), |_| None);
+        assert_eq!(
+            settings.warnings,
+            ["config `delay` = 7200 spaces runs 7200 s (2.0 hours) apart"]
+        );
+        let settings = resolve(&config(None, Some(3.0 * 86400.0)), |_| None);
+        assert_eq!(
+            settings.warnings,
+            ["config `delay` = 259200 spaces runs 259200 s (3.0 days) apart"]
+        );
+        // An hour is long, but not unusually so for a rate limit.
+        for short in [Some(3600.0), Some(0.5), None] {
+            assert!(resolve(&config(None, short), |_| None).warnings.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_delay_too_long_to_wait_is_refused() {
+        let env = |name: &str| (name == "PROB_DELAY").then(|| "1e20".to_string());
+        let settings = resolve(&config(None, None), env);
+        assert_eq!(
+            settings.problem.as_deref(),
+            Some("PROB_DELAY: expected at most 1e15 seconds (31688087.8 years), got `1e20`")
+        );
+        assert_eq!(settings.delay, Duration::ZERO);
+        assert!(settings.warnings.is_empty());
+        let settings = resolve(&config(None, Some(1e300)), |_| None);
+        assert!(settings
+            .problem
+            .is_some_and(|problem| problem.starts_with("config `delay`: expected at most 1e15")));
+    }
+
+    #[test]
+    fn a_session_key_that_cleans_to_nothing_is_a_problem() {
+        for bad in ["..", ".", "..."] {
+            let env = |name: &str| match name {
+                "PROB_SESSION" => Some(bad.to_string()),
+                "NEXTEST_RUN_ID" => Some("77".to_string()),
+                _ => None,
+            };
+            let settings = resolve(&config(None, None), env);
+            assert_eq!(
+                settings.problem,
+                Some(format!(
+                    "PROB_SESSION={bad:?} is not a usable session key: it cleans to an empty name; use letters, digits, '.', '_' and '-'"
+                ))
+            );
+            // The runs, errors, are kept in the session the process would have had.
+            assert_eq!(settings.session_key, "nextest-77");
+        }
+        let env = |name: &str| (name == "PROB_SESSION").then(|| "/tmp/x".to_string());
+        let settings = resolve(&config(None, None), env);
+        assert_eq!(
+            (settings.problem, settings.session_key.as_str()),
+            (None, "_tmp_x")
+        );
     }
 }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::report::{Aggregate, Row};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::StatsConfig;
+use crate::types::sum::saturating_add;
 
 /// The per-function means of the metrics, for functions with at least one case.
 pub(crate) fn aggregates(rows: &[Row], config: &StatsConfig) -> Vec<Aggregate> {
@@ -72,7 +73,7 @@ impl FunctionSums {
                 sums.counts[index] -= 1;
             }
             if let Some(value) = after.metrics.get(name) {
-                sums.sums[index] += value;
+                sums.sums[index] = saturating_add(sums.sums[index], *value);
                 sums.counts[index] += 1;
             }
         }

@@ -14,6 +14,7 @@ use crate::model::record::Record;
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::{ErrorPolicy, GateResult, GateSpec, Interval, StatsConfig};
 use crate::types::status::{status_text, Outcome, Status};
+use crate::types::sum::{is_saturated, saturating_add};
 use crate::types::time::rfc3339_now;
 use crate::types::usage::UsageTotals;
 
@@ -51,7 +52,8 @@ pub struct Report {
     /// Per-function means of the metrics.
     #[serde(default)]
     pub aggregates: Vec<Aggregate>,
-    /// Gates that cannot pass even if every run passes, one line each.
+    /// One line each: gates that cannot pass even if every run passes, and totals that
+    /// overflowed and stopped at the largest number.
     #[serde(default)]
     pub warnings: Vec<String>,
     /// Every run, in row order then run order.
@@ -84,7 +86,8 @@ pub struct Totals {
     pub count: u64,
     /// Passes as a percentage of all runs (`70.0`).
     pub pass_rate: f64,
-    /// Total cost: `record_cost` amounts plus every usage entry's cost.
+    /// Total cost: `record_cost` amounts plus every usage entry's cost. A sum that overflows
+    /// stays at the largest finite number, with a warning.
     pub cost: f64,
     /// Token usage per model, in order of first appearance.
     pub usage: OrderedMap<UsageTotals>,
@@ -145,7 +148,7 @@ impl Tally<'_> {
             Outcome::Error => *self.errors += 1,
         }
         *self.count += 1;
-        *self.cost += record.cost;
+        *self.cost = saturating_add(*self.cost, record.cost);
         for usage in &record.usage {
             self.usage.entry(&usage.model).add(usage);
         }
@@ -264,6 +267,28 @@ impl Totals {
         self.tally().retract_provisional();
         self.pass_rate = pass_rate(self.passes, self.count);
     }
+
+    /// One line for each total that overflowed and stopped at the largest number: the cost, and
+    /// each model's tokens. Rows are sums of the same records, so a row that overflowed makes
+    /// its totals overflow too.
+    pub(crate) fn overflow_warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if is_saturated(self.cost) || self.usage.0.iter().any(|(_, u)| u.cost_saturated()) {
+            warnings.push(format!(
+                "the cost total overflowed and is shown as the largest number ({:e})",
+                f64::MAX
+            ));
+        }
+        for (model, usage) in &self.usage.0 {
+            if usage.tokens_saturated() {
+                warnings.push(format!(
+                    "the token total of model {model:?} overflowed and is shown as the largest count ({})",
+                    u64::MAX
+                ));
+            }
+        }
+        warnings
+    }
 }
 
 fn pass_rate(passes: u64, total: u64) -> f64 {
@@ -349,6 +374,11 @@ impl Report {
             totals.add(record);
         }
         let (records, carried) = records.into_iter().unzip();
+        let warnings = rows
+            .iter()
+            .filter_map(|row| infeasible(&row.info, config))
+            .chain(totals.overflow_warnings())
+            .collect();
         let report = Report {
             schema: SCHEMA_VERSION,
             tool: "probtest".to_string(),
@@ -360,10 +390,7 @@ impl Report {
             stats_config: config.clone(),
             totals,
             aggregates: aggregates(&rows, config),
-            warnings: rows
-                .iter()
-                .filter_map(|row| infeasible(&row.info, config))
-                .collect(),
+            warnings,
             rows,
             records,
         };

@@ -123,3 +123,41 @@ fn a_provisional_record_can_be_taken_back() {
     );
     assert_eq!((totals.passes, totals.errors, totals.count), (1, 0, 1));
 }
+
+#[test]
+fn sums_that_overflow_stop_at_the_largest_number_with_a_warning() {
+    let huge = |run| {
+        let spent = TokenUsage {
+            model: "m".into(),
+            input_tokens: u64::MAX / 2 + 1,
+            cost: 1e308,
+            ..TokenUsage::default()
+        };
+        record("classify::a", run, Outcome::Pass, 1e308, vec![spent])
+    };
+    let report = build(vec![huge(1), huge(2)]);
+    let row = &report.rows[0];
+    assert_eq!(row.cost, f64::MAX);
+    assert_eq!(report.totals.cost, f64::MAX);
+    let usage = report.totals.usage.get("m").expect("the model's totals");
+    assert_eq!((usage.input_tokens, usage.cost), (u64::MAX, f64::MAX));
+    assert_eq!(
+        report.warnings,
+        [
+            "the cost total overflowed and is shown as the largest number (1.7976931348623157e308)",
+            "the token total of model \"m\" overflowed and is shown as the largest count (18446744073709551615)",
+        ]
+    );
+    // A record whose own cost overflowed within its run adds the largest number, not infinity.
+    let mut endless = record("classify::a", 3, Outcome::Pass, f64::INFINITY, vec![]);
+    endless.cost = f64::INFINITY;
+    let report = build(vec![endless]);
+    assert_eq!(report.totals.cost, f64::MAX);
+    assert_eq!(report.warnings.len(), 1);
+    // Sums that fit warn of nothing.
+    assert!(
+        build(vec![record("classify::a", 1, Outcome::Pass, 1e307, vec![])])
+            .warnings
+            .is_empty()
+    );
+}

@@ -550,6 +550,23 @@ mod tests {
     }
 
     #[test]
+    fn a_cost_total_that_overflowed_shows_the_largest_number_and_a_warning() {
+        let report = crate::model::tests::build(vec![
+            record("classify::a", 1, Outcome::Pass, 1e308, vec![]),
+            record("classify::a", 2, Outcome::Pass, 1e308, vec![]),
+        ]);
+        let text = summary(&report, &Options::default());
+        assert!(!text.contains("inf"), "{text}");
+        assert!(text.contains("  Cost:    $1.7977e308\n"), "{text}");
+        assert!(
+            text.contains(
+                "  Warning: the cost total overflowed and is shown as the largest number (1.7976931348623157e308)\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn nothing_without_rows() {
         let report = crate::model::tests::build(Vec::new());
         assert_eq!(summary(&report, &Options::default()), "");

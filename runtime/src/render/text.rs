@@ -47,8 +47,17 @@ pub(crate) fn thousands(value: u64) -> String {
     out
 }
 
+/// Amounts from this on are written with an exponent.
+const LARGE_AMOUNT: f64 = 1e15;
+
+/// `$0.0123`; an amount too large to read digit by digit (a total that overflowed and stopped
+/// at the largest number has 309 digits) as `$1.7977e308`.
 pub(crate) fn money(amount: f64) -> String {
-    format!("${amount:.4}")
+    if amount.abs() >= LARGE_AMOUNT {
+        format!("${amount:.4e}")
+    } else {
+        format!("${amount:.4}")
+    }
 }
 
 pub(crate) fn model_name(model: &str) -> &str {
@@ -90,5 +99,18 @@ pub(crate) fn bar_text(rule: Rule) -> String {
     match rule {
         Rule::MinRate(bar) => format!("min_rate {bar}"),
         Rule::MinPasses(bar) => format!("min_passes {bar}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_has_four_decimals_and_an_exponent_when_huge() {
+        assert_eq!(money(0.01234), "$0.0123");
+        assert_eq!(money(123_456.0), "$123456.0000");
+        assert_eq!(money(f64::MAX), "$1.7977e308");
+        assert_eq!(money(2e15), "$2.0000e15");
     }
 }

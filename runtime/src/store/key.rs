@@ -26,13 +26,17 @@ pub fn sanitize_key(key: &str) -> String {
 /// `cargo nextest run`); else, when cargo started this process, the cargo process's id and
 /// start time (shared by every test binary of one `cargo test`, different for the next one);
 /// else this process alone.
-pub(crate) fn session_key(env: &impl Fn(&str) -> Option<String>) -> String {
+///
+/// A `PROB_SESSION` that cleans to an empty name (`..`, `.`, `...`) is refused with a one-line
+/// message naming the variable and its value: the session would be the sessions directory
+/// itself. One that is a path (`a/../b`, `/tmp/x`) is cleaned to a name (`a_.._b`, `_tmp_x`).
+pub(crate) fn session_key(env: &impl Fn(&str) -> Option<String>) -> Result<String, String> {
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
     if let Some(key) = set("PROB_SESSION") {
-        return sanitize_key(&key);
+        return usable_key("PROB_SESSION", &key);
     }
     if let Some(run_id) = set("NEXTEST_RUN_ID") {
-        return sanitize_key(&format!("nextest-{run_id}"));
+        return Ok(sanitize_key(&format!("nextest-{run_id}")));
     }
     let pid = std::process::id();
     #[cfg(unix)]
@@ -40,14 +44,26 @@ pub(crate) fn session_key(env: &impl Fn(&str) -> Option<String>) -> String {
         let parent = std::os::unix::process::parent_id();
         if process_name(parent).is_some_and(|name| name.starts_with("cargo")) {
             if let Some(start) = process_start(parent) {
-                return format!("cargo-{parent}-{start}");
+                return Ok(format!("cargo-{parent}-{start}"));
             }
         }
     }
-    match process_start(pid) {
+    Ok(match process_start(pid) {
         Some(start) => format!("process-{pid}-{start}"),
         None => format!("process-{pid}-{}", now_nanos()),
+    })
+}
+
+/// `key` cleaned into a directory name, or why it cannot be one; `source` names where the key
+/// came from, for the message.
+fn usable_key(source: &str, key: &str) -> Result<String, String> {
+    let cleaned = sanitize_key(key);
+    if cleaned.is_empty() {
+        return Err(format!(
+            "{source}={key:?} is not a usable session key: it cleans to an empty name; use letters, digits, '.', '_' and '-'"
+        ));
     }
+    Ok(cleaned)
 }
 
 /// The short name of a process, where the platform tells it.
@@ -96,19 +112,53 @@ mod tests {
                 ("PROB_SESSION", "ci/shard 1"),
                 ("NEXTEST_RUN_ID", "x")
             ])),
-            "ci_shard_1"
+            Ok("ci_shard_1".to_string())
         );
         assert_eq!(
             session_key(&env_of(&[("NEXTEST_RUN_ID", "0b5c-11")])),
-            "nextest-0b5c-11"
+            Ok("nextest-0b5c-11".to_string())
         );
-        let own = session_key(&env_of(&[]));
+        let own = session_key(&env_of(&[])).expect("a key of its own");
         assert!(
             own.starts_with("cargo-") || own.starts_with("process-"),
             "{own}"
         );
         // The same process derives the same key every time.
-        assert_eq!(own, session_key(&env_of(&[])));
+        assert_eq!(Ok(own), session_key(&env_of(&[])));
+    }
+
+    #[test]
+    fn keys_that_clean_to_nothing_are_refused() {
+        for bad in ["..", ".", "...", "....."] {
+            let refused = session_key(&env_of(&[("PROB_SESSION", bad)]));
+            assert_eq!(
+                refused,
+                Err(format!(
+                    "PROB_SESSION={bad:?} is not a usable session key: it cleans to an empty name; use letters, digits, '.', '_' and '-'"
+                ))
+            );
+        }
+        assert_eq!(
+            session_key(&env_of(&[("PROB_SESSION", "..")])).unwrap_err(),
+            r#"PROB_SESSION=".." is not a usable session key: it cleans to an empty name; use letters, digits, '.', '_' and '-'"#
+        );
+    }
+
+    #[test]
+    fn keys_that_are_paths_become_one_name() {
+        for (path, name) in [
+            ("a/../b", "a_.._b"),
+            ("/tmp/x", "_tmp_x"),
+            ("../escape", "_escape"),
+            ("./here", "_here"),
+            ("..hidden", "hidden"),
+        ] {
+            assert_eq!(
+                session_key(&env_of(&[("PROB_SESSION", path)])),
+                Ok(name.to_string()),
+                "{path}"
+            );
+        }
     }
 
     #[test]

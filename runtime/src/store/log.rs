@@ -20,7 +20,7 @@ use crate::types::stats::StatsConfig;
 /// This process's handle on its session's file, appended to as runs start and end.
 pub(crate) struct ProcessFile {
     file: File,
-    session_dir: std::path::PathBuf,
+    session: Session,
     /// Lines that describe what follows (this process, a case) are sent with the next run's
     /// start, in the same write: one system call and one lock instead of three, under nextest
     /// where every run is a new process that writes all of them.
@@ -43,7 +43,7 @@ impl ProcessFile {
     pub(crate) fn create(
         session: Session,
         per_test: bool,
-        report: Option<String>,
+        report: Option<(String, String)>,
         stats: &StatsConfig,
     ) -> io::Result<ProcessFile> {
         // Under nextest every process joins a session that exists already: one system call.
@@ -59,7 +59,7 @@ impl ProcessFile {
         };
         let process = ProcessFile {
             file,
-            session_dir: session.dir().to_path_buf(),
+            session,
             queued: Mutex::new(Vec::new()),
             written: AtomicU64::new(0),
             // Digits and `-` only: the run lines write it without escaping.
@@ -69,7 +69,9 @@ impl ProcessFile {
         let line = crate::format::store_lines::process_line(
             &process.proc_id,
             per_test,
-            report.as_deref(),
+            report
+                .as_ref()
+                .map(|(named, path)| (named.as_str(), path.as_str())),
             stats,
         )?;
         process.queue_text(&line);
@@ -78,7 +80,12 @@ impl ProcessFile {
 
     /// The directory of the session this process writes to.
     pub(crate) fn session_dir(&self) -> &std::path::Path {
-        &self.session_dir
+        self.session.dir()
+    }
+
+    /// The session this process writes to.
+    pub(crate) fn session(&self) -> &Session {
+        &self.session
     }
 
     /// This process's id in the session: its pid and when it joined.
@@ -203,8 +210,13 @@ mod tests {
             min_rate: Some(0.5),
             ..StatsConfig::default()
         };
-        let process = ProcessFile::create(session.clone(), true, Some("r.json".into()), &stats)
-            .expect("created");
+        let process = ProcessFile::create(
+            session.clone(),
+            true,
+            Some(("r.json".into(), "/reports/r.json".into())),
+            &stats,
+        )
+        .expect("created");
         process
             .queue(&Line::Case {
                 info: Cow::Owned(info("classify::a")),
@@ -239,7 +251,7 @@ mod tests {
         let first = ProcessFile::create(
             session.clone(),
             false,
-            Some("r.json".into()),
+            Some(("r.json".into(), "/reports/r.json".into())),
             &StatsConfig::default(),
         )
         .expect("created");

@@ -34,13 +34,18 @@ pub(crate) mod slots;
 mod target;
 #[cfg(test)]
 mod test_support;
+mod unrecorded;
 pub(crate) mod writer;
 
 pub(crate) use crate::format::store_lines::identity_fragment;
 pub use key::sanitize_key;
 pub(crate) use key::session_key;
-pub use session_dir::{Session, SessionData, KEEP_SESSIONS};
+pub(crate) use session_dir::unrecorded_warning;
+pub use session_dir::{
+    Executed, Session, SessionData, DIED_BEFORE_SEEN, KEEP_SESSIONS, NOT_RECORDED,
+};
 pub(crate) use target::{tagged_target_dir_of, target_dir_of};
+pub(crate) use writer::in_file;
 
 /// The message of a run that started and never reported.
 pub use crate::model::record::DIED_MESSAGE;

@@ -14,9 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::store_lines::Line;
 use crate::model::record::died_record;
-use crate::model::{CaseInfo, Record};
+use crate::model::{CaseInfo, Record, Report};
 use crate::store::key::{now_nanos, sanitize_key};
 use crate::store::slots;
+use crate::store::unrecorded;
 use crate::types::key::CaseKey;
 use crate::types::stats::StatsConfig;
 
@@ -53,6 +54,17 @@ pub struct SessionData {
     pub report: Option<String>,
     /// The statistics settings the processes judged with (the last process's).
     pub stats: StatsConfig,
+    /// Runs that processes of the session executed but could not write to the store (a full
+    /// disk): they are in no record, and the report must say so.
+    pub unrecorded: u64,
+    /// The report's path as the processes resolved it (the last one's), to check it exists.
+    pub report_path: Option<PathBuf>,
+    /// The generated items of the session's test binaries, by `<binary id>$<test name>`, as
+    /// nextest listed them: what case and run each holds (see [`Session::reconcile`]).
+    pub(crate) items: HashMap<String, (CaseInfo, u32)>,
+    /// What the store could not account for, one line each: runs that could not be recorded,
+    /// bytes that could not be read. The report carries them as warnings.
+    pub warnings: Vec<String>,
 }
 
 impl Session {
@@ -81,8 +93,15 @@ impl Session {
     }
 
     /// The session's store lines, from every process: `runs.jsonl`.
-    pub(super) fn runs_file(&self) -> PathBuf {
+    pub(crate) fn runs_file(&self) -> PathBuf {
         self.dir.join("runs.jsonl")
+    }
+
+    /// Counts `runs` that a process of this session executed and could not record, with the
+    /// first reason given. Written in place into a file made with the session, so that it
+    /// works on the full disk that lost the runs.
+    pub(crate) fn note_unrecorded(&self, runs: u64, reason: &str) -> io::Result<()> {
+        unrecorded::add(&self.dir, runs, reason)
     }
 
     /// The most recently started session under `sessions_dir`.
@@ -111,6 +130,9 @@ impl Session {
                 started: now_nanos(),
             };
             marker.write_all(&serde_json::to_vec(&file).map_err(io::Error::other)?)?;
+            // Made now, while there is room: a process that later cannot write to a full
+            // disk still counts its lost runs here, in place, without new space.
+            unrecorded::create(&self.dir)?;
             if let Some(parent) = self.dir.parent() {
                 prune(parent, KEEP_SESSIONS, &self.key)?;
             }
@@ -126,6 +148,7 @@ impl Session {
         slot_cases: &HashMap<(String, u32), CaseKey>,
         starts: &mut Vec<Line<'static>>,
         ends: &mut HashMap<(String, u64), Line<'static>>,
+        unreadable: &mut Unreadable,
     ) -> io::Result<()> {
         let entries = match fs::read_dir(slots::procs_dir(&self.dir)) {
             Ok(entries) => entries,
@@ -146,7 +169,9 @@ impl Session {
             })?;
             for slot in read {
                 let Some(key) = slot_cases.get(&(proc.to_string(), slot.case_ref)) else {
-                    // Its case line was lost (torn): the run cannot be attributed.
+                    // Its case line was lost (torn): the run cannot be attributed, and the
+                    // report says so.
+                    unreadable.unattributed += 1;
                     continue;
                 };
                 starts.push(Line::Start {
@@ -185,16 +210,20 @@ impl Session {
         // The cases of the processes that record runs in slots, by process and number.
         let mut slot_cases: HashMap<(String, u32), CaseKey> = HashMap::new();
         let mut ends: HashMap<(String, u64), Line<'static>> = HashMap::new();
+        let mut unreadable = Unreadable::default();
         for line in reader.split(b'\n') {
             let line = line?;
-            // Blank separators, and a line torn by a process killed mid-write, do not parse.
+            // A line torn by a process killed mid-write, or bytes that are no line at all, do
+            // not parse: they are skipped and counted, never silently.
             let Some(event) = Line::parse(&line) else {
+                unreadable.skip(&line);
                 continue;
             };
             match event {
                 Line::Process {
                     per_test,
                     report,
+                    report_path,
                     stats,
                     ..
                 } => {
@@ -202,6 +231,21 @@ impl Session {
                     data.stats = stats.into_owned();
                     if let Some(report) = report {
                         data.report = Some(report.into_owned());
+                    }
+                    if let Some(path) = report_path {
+                        data.report_path = Some(PathBuf::from(path.into_owned()));
+                    }
+                }
+                Line::Items {
+                    binary,
+                    cases,
+                    items,
+                } => {
+                    for (name, case, run) in items {
+                        if let Some(info) = cases.get(case as usize) {
+                            data.items
+                                .insert(format!("{binary}${name}"), (info.clone(), run));
+                        }
                     }
                 }
                 Line::Case {
@@ -224,7 +268,7 @@ impl Session {
                 }
             }
         }
-        self.load_slots(&slot_cases, &mut starts, &mut ends)?;
+        self.load_slots(&slot_cases, &mut starts, &mut ends, &mut unreadable)?;
         for start in starts {
             let Line::Start {
                 proc,
@@ -271,8 +315,259 @@ impl Session {
                 }
             }
         }
+        // Ends left over have no start: their runs' starts were in unreadable bytes.
+        unreadable.orphan_ends = ends.len() as u64;
+        data.warnings.extend(unreadable.warning());
+        if let Some((runs, reason)) = unrecorded::read(&self.dir)? {
+            data.unrecorded = runs;
+            data.warnings.push(unrecorded_warning(runs, &reason));
+        }
         Ok(data)
     }
+}
+
+/// A test the runner says it executed, for [`Session::reconcile`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Executed {
+    /// `<binary id>$<test name>`, as nextest names tests in its machine-readable output.
+    pub name: String,
+    /// How long the runner says it ran, in seconds.
+    pub elapsed: f64,
+    /// Whether its output says its run could not be recorded in the session store.
+    pub unrecorded: bool,
+}
+
+/// The message of a run that nextest executed and that left no trace in the session: its
+/// process died before probtest's start-up.
+pub const DIED_BEFORE_SEEN: &str = "the test process died before probtest saw it";
+
+/// The message of a run that nextest executed and whose process could not record it.
+pub const NOT_RECORDED: &str = "the test process could not record the run in the session store";
+
+impl Session {
+    /// Everything the session recorded, and an error for every generated item the runner
+    /// executed that left no record in it. The runner's word is `executed`; which tests are
+    /// generated items, and which case and run each holds, the session learned when nextest
+    /// listed its binaries (under `cargo probtest run --nextest`). The errors are also
+    /// appended to the store, so that later readers see them; when that fails (a full disk),
+    /// the data says so among its warnings.
+    pub fn reconcile(&self, executed: &[Executed]) -> io::Result<SessionData> {
+        let mut data = self.load()?;
+        let seen: std::collections::HashSet<(CaseKey, u32)> = data
+            .records
+            .iter()
+            .map(|record| (record.key().to_owned_key(), record.run))
+            .collect();
+        let mut described: BTreeSet<CaseKey> = data
+            .cases
+            .iter()
+            .map(|info| info.key().to_owned_key())
+            .collect();
+        let proc = format!("reconciled-{}-{}", std::process::id(), now_nanos());
+        let mut lines = Vec::new();
+        let mut added = 0u64;
+        for (seq, item) in executed.iter().enumerate() {
+            let Some((info, run)) = data.items.get(&item.name) else {
+                continue;
+            };
+            if seen.contains(&(info.key().to_owned_key(), *run)) {
+                continue;
+            }
+            let info = info.clone();
+            let record = Record {
+                message: Some(
+                    if item.unrecorded {
+                        NOT_RECORDED
+                    } else {
+                        DIED_BEFORE_SEEN
+                    }
+                    .to_string(),
+                ),
+                elapsed: item.elapsed,
+                ..died_record(
+                    Cow::Owned(info.package.clone()),
+                    Cow::Owned(info.module.clone()),
+                    Cow::Owned(info.case.clone()),
+                    *run,
+                    1,
+                )
+            };
+            let seq = seq as u64;
+            if described.insert(info.key().to_owned_key()) {
+                lines.push(Line::Case {
+                    info: Cow::Owned(info.clone()),
+                    proc: None,
+                    case_ref: None,
+                });
+                data.cases.push(info);
+            }
+            lines.push(Line::Start {
+                proc: Cow::Owned(proc.clone()),
+                seq,
+                package: Cow::Owned(record.package.to_string()),
+                module: Cow::Owned(record.module.to_string()),
+                case: Cow::Owned(record.case.to_string()),
+                run: record.run,
+                attempt: record.attempt,
+            });
+            lines.push(Line::End {
+                proc: Cow::Owned(proc.clone()),
+                seq,
+                outcome: record.outcome,
+                message: record.message.clone().map(Cow::Owned),
+                location: None,
+                elapsed: record.elapsed,
+                cost: 0.0,
+                usage: Cow::Owned(Vec::new()),
+            });
+            data.records.push(record);
+            data.open.push(None);
+            added += 1;
+        }
+        if added == 0 {
+            return Ok(data);
+        }
+        let noun = if added == 1 { "test" } else { "tests" };
+        data.warnings.push(format!(
+            "nextest ran {} {noun} that left no record in the session; each is counted as an error",
+            thousands(added)
+        ));
+        if let Err(error) = self.append_lines(&lines) {
+            data.warnings.push(format!(
+                "the errors of those tests could not be saved in the session store ({}: {error})",
+                self.runs_file().display()
+            ));
+        }
+        Ok(data)
+    }
+
+    /// Writes the generated items of test binary `binary` (nextest's binary id): `items` are
+    /// each a test's name, and the case (an index into `cases`) and run it holds. Creates the
+    /// session when it does not exist yet (nextest lists binaries before it runs tests).
+    pub(crate) fn append_items(
+        &self,
+        binary: &str,
+        cases: Vec<CaseInfo>,
+        items: Vec<(String, u32, u32)>,
+    ) -> io::Result<()> {
+        if !self.exists() {
+            self.create()?;
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(self.runs_file())?;
+        }
+        self.append_lines(&[Line::Items {
+            binary: Cow::Borrowed(binary),
+            cases,
+            items,
+        }])
+    }
+
+    /// Appends `lines` to the session's log in one write, under its lock.
+    fn append_lines(&self, lines: &[Line<'_>]) -> io::Result<()> {
+        let mut bytes = Vec::new();
+        for line in lines {
+            bytes.push(b'\n');
+            serde_json::to_writer(&mut bytes, line).map_err(io::Error::other)?;
+        }
+        let file = OpenOptions::new().append(true).open(self.runs_file())?;
+        file.lock()?;
+        let written = (&file).write_all(&bytes);
+        let unlocked = file.unlock();
+        written.and(unlocked)
+    }
+}
+
+impl SessionData {
+    /// The session's report: its rows, totals and verdicts, and what the store could not
+    /// account for among its warnings.
+    pub fn into_report(self) -> Report {
+        let mut report = Report::build(self.cases, self.records, &self.stats);
+        note_store(&mut report, self.warnings, self.unrecorded);
+        report
+    }
+}
+
+/// Adds to `report` what the store could not account for: its `warnings`, and a failing exit
+/// status when runs could not be recorded (their outcomes are unknown).
+pub(crate) fn note_store(report: &mut Report, warnings: Vec<String>, unrecorded: u64) {
+    for warning in warnings {
+        if !report.warnings.contains(&warning) {
+            report.warnings.push(warning);
+        }
+    }
+    if unrecorded > 0 {
+        report.exit_status = report.exit_status.max(1);
+    }
+}
+
+/// The warning of `runs` runs that could not be recorded, for `reason`.
+pub(crate) fn unrecorded_warning(runs: u64, reason: &str) -> String {
+    let noun = if runs == 1 { "run" } else { "runs" };
+    format!(
+        "{} {noun} could not be recorded in the session store ({reason})",
+        thousands(runs)
+    )
+}
+
+/// What the loader could not read: bytes that are no store line, and what they may have held.
+#[derive(Default)]
+struct Unreadable {
+    bytes: u64,
+    /// Run starts seen inside unreadable bytes.
+    starts: u64,
+    /// Ends whose start is nowhere: it was in unreadable bytes.
+    orphan_ends: u64,
+    /// Runs in slots whose case's description is unreadable.
+    unattributed: u64,
+}
+
+impl Unreadable {
+    /// Counts a line that does not parse; blank separators are no loss.
+    fn skip(&mut self, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        self.bytes += line.len() as u64;
+        let marker = b"\"t\":\"start\"";
+        self.starts += line
+            .windows(marker.len())
+            .filter(|window| *window == marker)
+            .count() as u64;
+    }
+
+    /// One line for the report, when anything was skipped: "store: 4,096 unreadable bytes
+    /// skipped; 17 runs may be missing".
+    fn warning(&self) -> Option<String> {
+        let missing = self.starts.max(self.orphan_ends) + self.unattributed;
+        if self.bytes == 0 && missing == 0 {
+            return None;
+        }
+        let mut text = format!(
+            "store: {} unreadable {} skipped",
+            thousands(self.bytes),
+            if self.bytes == 1 { "byte" } else { "bytes" }
+        );
+        if missing > 0 {
+            let noun = if missing == 1 { "run" } else { "runs" };
+            text.push_str(&format!("; {} {noun} may be missing", thousands(missing)));
+        }
+        Some(text)
+    }
+}
+
+/// `value` with a comma between groups of three digits.
+fn thousands(value: u64) -> String {
+    let digits = value.to_string();
+    let mut text = String::with_capacity(digits.len() + digits.len() / 3);
+    for (position, digit) in digits.chars().enumerate() {
+        if position > 0 && (digits.len() - position).is_multiple_of(3) {
+            text.push(',');
+        }
+        text.push(digit);
+    }
+    text
 }
 
 fn list_sessions(sessions_dir: &Path) -> io::Result<Vec<(u128, Session)>> {
@@ -284,7 +579,10 @@ fn list_sessions(sessions_dir: &Path) -> io::Result<Vec<(u128, Session)>> {
     let mut sessions = Vec::new();
     for entry in entries.filter_map(Result::ok) {
         let dir = entry.path();
-        if !dir.is_dir() {
+        // A folder is a session when a process made it one: anything else under the sessions
+        // root (a stray folder, a file) is not listed, and never pruned.
+        let is_session = dir.join("session.json").is_file() || dir.join("runs.jsonl").is_file();
+        if !dir.is_dir() || !is_session {
             continue;
         }
         let started = fs::read(dir.join("session.json"))
@@ -319,6 +617,153 @@ fn prune(sessions_dir: &Path, keep: usize, current: &str) -> io::Result<()> {
 mod tests {
     use super::*;
     use crate::store::test_support::temp_sessions;
+
+    /// A session with one process that ran `classify::a` twice (a pass and a fail).
+    fn session_of_two_runs(name: &str) -> (PathBuf, Session) {
+        use crate::format::store_lines::identity_fragment;
+        use crate::model::tests::{info, record};
+        use crate::store::log::ProcessFile;
+        use crate::types::status::Outcome;
+        let sessions = temp_sessions(name);
+        let session = Session::new(&sessions, "s");
+        let process = ProcessFile::create(session.clone(), true, None, &StatsConfig::default())
+            .expect("created");
+        process.queue_case(&info("classify::a")).expect("queued");
+        let identity = identity_fragment("fixture", "evals", "classify::a");
+        for (seq, outcome) in [(0, Outcome::Pass), (1, Outcome::Fail)] {
+            let run = seq as u32 + 1;
+            process.append_start(seq, &identity, run, 1).expect("start");
+            let done = record("classify::a", run, outcome, 0.0, vec![]);
+            process.append_end(seq, &done).expect("end");
+        }
+        (sessions, session)
+    }
+
+    #[test]
+    fn unreadable_bytes_are_counted_with_the_runs_they_may_have_held() {
+        let (sessions, session) = session_of_two_runs("unreadable");
+        let log = session.runs_file();
+        let text = fs::read_to_string(&log).expect("log");
+        assert!(session.load().expect("loads").warnings.is_empty());
+        // Garbage glued to the front of run 1's start line: the line is lost, its end is an
+        // orphan, and the warning says a run may be missing.
+        let damaged = text.replacen(
+            "\n{\"t\":\"start\"",
+            "\n\u{1}\u{2}garbage{\"t\":\"start\"",
+            1,
+        );
+        fs::write(&log, &damaged).expect("written");
+        let data = session.load().expect("loads");
+        assert_eq!(data.records.len(), 1);
+        let start_len = text
+            .split('\n')
+            .find(|line| line.contains("\"t\":\"start\""))
+            .expect("a start line")
+            .len();
+        assert_eq!(
+            data.warnings,
+            [format!(
+                "store: {} unreadable bytes skipped; 1 run may be missing",
+                start_len + 9
+            )]
+        );
+        let report = data.into_report();
+        assert!(report.warnings.iter().any(|w| w.starts_with("store: ")));
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(4096), "4,096");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn unrecorded_runs_fail_the_session_with_a_warning() {
+        let (sessions, session) = session_of_two_runs("unrecorded-load");
+        session
+            .note_unrecorded(3, "runs.jsonl: No space left on device (os error 28)")
+            .expect("noted");
+        let data = session.load().expect("loads");
+        assert_eq!(data.unrecorded, 3);
+        let report = data.into_report();
+        assert_eq!(report.exit_status, 1);
+        assert!(report.warnings.contains(
+            &"3 runs could not be recorded in the session store (runs.jsonl: No space left on device (os error 28))".to_string()
+        ));
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn executed_items_without_a_record_are_reconciled_as_errors() {
+        use crate::model::tests::info;
+        let (sessions, session) = session_of_two_runs("reconcile");
+        let mut other = info("classify::b");
+        other.runs = 2;
+        session
+            .append_items(
+                "fixture::evals",
+                vec![info("classify::a"), other],
+                vec![
+                    ("a::run1".into(), 0, 1),
+                    ("a::run2".into(), 0, 2),
+                    ("b::run1".into(), 1, 1),
+                    ("b::run2".into(), 1, 2),
+                ],
+            )
+            .expect("listed");
+        let executed = |name: &str, unrecorded: bool| Executed {
+            name: format!("fixture::evals${name}"),
+            elapsed: 0.5,
+            unrecorded,
+        };
+        let ran = [
+            executed("a::run1", false),
+            executed("a::run2", false),
+            executed("b::run1", false),
+            executed("b::run2", true),
+            // Not a generated item: not probtest's to count.
+            executed("plain_test", false),
+        ];
+        let data = session.reconcile(&ran).expect("reconciled");
+        let errors: Vec<(&str, u32, Option<&str>)> = data
+            .records
+            .iter()
+            .filter(|r| r.outcome == crate::types::status::Outcome::Error)
+            .map(|r| (&*r.case, r.run, r.message.as_deref()))
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                ("classify::b", 1, Some(DIED_BEFORE_SEEN)),
+                ("classify::b", 2, Some(NOT_RECORDED))
+            ]
+        );
+        assert_eq!(data.records.len(), 4);
+        assert!(data.warnings[0].starts_with("nextest ran 2 tests that left no record"));
+        // Saved in the store: a later reader sees them, and reconciling again adds nothing.
+        let again = session.reconcile(&ran).expect("reconciled");
+        assert_eq!(again.records.len(), 4);
+        assert!(again.warnings.is_empty());
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn only_session_folders_are_listed() {
+        let sessions = temp_sessions("listing");
+        Session::new(&sessions, "real").create().expect("created");
+        fs::create_dir_all(sessions.join("report")).expect("a stray folder");
+        fs::write(sessions.join("runs.jsonl"), "").expect("a stray file");
+        let keys: Vec<String> = Session::list(&sessions)
+            .expect("listed")
+            .iter()
+            .map(|s| s.key().to_string())
+            .collect();
+        assert_eq!(keys, ["real"]);
+        let _ = fs::remove_dir_all(sessions);
+    }
 
     #[test]
     fn old_sessions_are_pruned_but_never_the_current_one() {

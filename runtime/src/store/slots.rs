@@ -30,6 +30,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Mutex;
 
 use memmap2::{MmapOptions, MmapRaw};
 
@@ -42,6 +43,8 @@ const HEADER: usize = 64;
 /// Slots a file has room for: 512 Ki runs in 16 MiB of address space.
 pub(crate) const CAPACITY: u64 = 512 * 1024;
 const MAGIC: &[u8; 4] = b"PTS1";
+/// Slots given disk space at a time, ahead of their use (32 KiB).
+const CHUNK: u64 = 1024;
 const STARTED: u8 = 1;
 const FINISHED: u8 = 2;
 
@@ -51,9 +54,18 @@ pub(crate) fn procs_dir(session_dir: &Path) -> PathBuf {
 }
 
 /// This process's slot file, mapped.
+///
+/// A page of a sparse file is given disk space when it is first written; written through a
+/// mapping on a full disk, the process gets SIGBUS and dies. So slots are given their space
+/// ahead, a chunk at a time, by writing zeros through the file, where a full disk is an error
+/// that a run can report.
 pub(crate) struct SlotFile {
     map: MmapRaw,
+    file: File,
     path: PathBuf,
+    /// Slots that have their disk space.
+    allocated: AtomicU64,
+    growing: Mutex<()>,
 }
 
 impl SlotFile {
@@ -68,22 +80,47 @@ impl SlotFile {
             .create_new(true)
             .open(&path)?;
         let len = HEADER + CAPACITY as usize * SLOT;
-        let mapped = file
-            .set_len(len as u64)
+        let mut first = vec![0u8; HEADER + CHUNK as usize * SLOT];
+        first[..MAGIC.len()].copy_from_slice(MAGIC);
+        let mapped = write_at(&file, 0, &first)
+            .and_then(|()| file.set_len(len as u64))
             .and_then(|()| MmapOptions::new().len(len).map_raw(&file));
         match mapped {
-            Ok(map) => {
-                let slots = SlotFile { map, path };
-                slots.write(0, MAGIC);
-                Ok(slots)
-            }
+            Ok(map) => Ok(SlotFile {
+                map,
+                file,
+                path,
+                allocated: AtomicU64::new(CHUNK),
+                growing: Mutex::new(()),
+            }),
             Err(error) => {
-                // A file system that cannot map it: the process writes log lines instead, and
-                // leaves no slot file behind for readers to stumble on.
+                // A file system that cannot map it, or no room: the process writes log lines
+                // instead, and leaves no slot file behind for readers to stumble on.
                 let _ = fs::remove_file(&path);
                 Err(error)
             }
         }
+    }
+
+    /// Gives slot `seq` its disk space, and the rest of its chunk.
+    fn reserve(&self, seq: u64) -> io::Result<()> {
+        if seq < self.allocated.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let _growing = self
+            .growing
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let have = self.allocated.load(Ordering::Acquire);
+        if seq < have {
+            return Ok(());
+        }
+        let want = ((seq / CHUNK + 1) * CHUNK).min(CAPACITY);
+        // Slots past `have` are unused: no run writes them through the mapping meanwhile.
+        let zeros = vec![0u8; ((want - have) as usize) * SLOT];
+        write_at(&self.file, (HEADER + have as usize * SLOT) as u64, &zeros)?;
+        self.allocated.store(want, Ordering::Release);
+        Ok(())
     }
 
     /// The file's path.
@@ -138,8 +175,10 @@ impl SlotFile {
         }
     }
 
-    /// Records the start of run `seq` of the case `case_ref`.
-    pub(crate) fn start(&self, seq: u64, case_ref: u32, run: u32, attempt: u32) {
+    /// Records the start of run `seq` of the case `case_ref`; an error when its slot cannot
+    /// be given disk space.
+    pub(crate) fn start(&self, seq: u64, case_ref: u32, run: u32, attempt: u32) -> io::Result<()> {
+        self.reserve(seq)?;
         let offset = HEADER + seq as usize * SLOT;
         let mut bytes = [0u8; 12];
         bytes[..4].copy_from_slice(&case_ref.to_le_bytes());
@@ -148,6 +187,7 @@ impl SlotFile {
         self.write(offset, &bytes);
         self.in_use().fetch_max(seq + 1, Ordering::Release);
         self.mark(seq).store(STARTED, Ordering::Release);
+        Ok(())
     }
 
     /// Records the end of run `seq`.
@@ -160,6 +200,19 @@ impl SlotFile {
         self.write(offset + 16, &numbers);
         self.mark(seq).store(FINISHED, Ordering::Release);
     }
+}
+
+/// Writes `bytes` at `offset` of `file`.
+#[cfg(unix)]
+fn write_at(file: &File, offset: u64, bytes: &[u8]) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
+}
+
+#[cfg(not(unix))]
+fn write_at(mut file: &File, offset: u64, bytes: &[u8]) -> io::Result<()> {
+    use std::io::{Seek, SeekFrom, Write};
+    file.seek(SeekFrom::Start(offset))?;
+    file.write_all(bytes)
 }
 
 fn outcome_byte(outcome: Outcome) -> u8 {
@@ -236,10 +289,10 @@ mod tests {
     fn slots_read_back_as_written_and_an_unfinished_run_reads_as_started() {
         let dir = temp_sessions("slots");
         let slots = SlotFile::create(&dir, "12-34").expect("created");
-        slots.start(0, 3, 1, 1);
+        slots.start(0, 3, 1, 1).expect("started");
         slots.finish(0, Outcome::Fail, 0.25, 0.5);
-        slots.start(1, 3, 2, 1);
-        slots.start(2, 7, 1, 2);
+        slots.start(1, 3, 2, 1).expect("started");
+        slots.start(2, 7, 1, 2).expect("started");
         slots.finish(2, Outcome::Pass, 1e-7, 0.0);
         let read = read(slots.path()).expect("read");
         assert_eq!(

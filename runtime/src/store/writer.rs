@@ -60,6 +60,15 @@ pub(crate) struct RunFinished<'a> {
     pub(crate) record: &'a Record,
 }
 
+/// Why an event could not be handed on.
+#[derive(Debug)]
+pub(crate) enum WriteError {
+    /// The session store could not take it: the run is not recorded.
+    Store(io::Error),
+    /// The store has it, the session report could not be updated.
+    Report(io::Error),
+}
+
 /// What happens to a run, as the writers of the session see it.
 pub(crate) enum RunEvent<'a> {
     /// A run is about to execute: from here on, it is never missing.
@@ -101,7 +110,9 @@ impl SessionWriter {
         report: Option<(String, PathBuf)>,
         stats: &StatsConfig,
     ) -> io::Result<SessionWriter> {
-        let named = report.as_ref().map(|(named, _)| named.clone());
+        let named = report
+            .as_ref()
+            .map(|(named, path)| (named.clone(), path.to_string_lossy().into_owned()));
         let log = ProcessFile::create(session.clone(), per_test, named, stats)?;
         let slots = if per_test {
             None
@@ -144,16 +155,30 @@ impl SessionWriter {
         self.slots.as_ref().filter(|slots| slots.has_room(seq))
     }
 
-    /// Hands `event` to the session's writers, in order.
-    pub(crate) fn consume(&self, event: &RunEvent<'_>) -> io::Result<()> {
+    /// Hands `event` to the session's writers, in order. An error names the file that could
+    /// not be written.
+    pub(crate) fn consume(&self, event: &RunEvent<'_>) -> Result<(), WriteError> {
         let seq = match event {
             RunEvent::Started(started) => started.seq,
             RunEvent::Finished(finished) => finished.seq,
         };
         match self.slot_of(seq) {
-            Some(slots) => self.consume_in_slot(slots, event),
+            Some(slots) => self
+                .consume_in_slot(slots, event)
+                .map_err(WriteError::Store),
             None => self.consume_as_lines(event),
         }
+    }
+
+    /// Counts `runs` this process executed and could not record, with why, where the session's
+    /// readers find them: see `store::unrecorded`.
+    pub(crate) fn note_unrecorded(&self, runs: u64, reason: &str) -> io::Result<()> {
+        self.log.session().note_unrecorded(runs, reason)?;
+        if let Some(report) = self.report.as_ref().filter(|_| self.per_run) {
+            // The live report's head does not know of them: rebuilt, it does.
+            report.rebuild()?;
+        }
+        Ok(())
     }
 
     /// [`SessionWriter::consume`] for a run recorded in a slot.
@@ -164,7 +189,9 @@ impl SessionWriter {
                     Some(case_ref) => *case_ref,
                     None => self.number_case(started)?,
                 };
-                slots.start(started.seq, case_ref, started.run, started.attempt);
+                slots
+                    .start(started.seq, case_ref, started.run, started.attempt)
+                    .map_err(|error| in_file(slots.path(), error))?;
             }
             RunEvent::Finished(finished) => {
                 let record = finished.record;
@@ -172,7 +199,9 @@ impl SessionWriter {
                 // reader prefers to the slot.
                 if record.message.is_some() || record.location.is_some() || !record.usage.is_empty()
                 {
-                    self.log.append_end(finished.seq, record)?;
+                    self.log
+                        .append_end(finished.seq, record)
+                        .map_err(|error| self.in_log(error))?;
                 }
                 slots.finish(finished.seq, record.outcome, record.elapsed, record.cost);
             }
@@ -180,10 +209,37 @@ impl SessionWriter {
         Ok(())
     }
 
+    /// An error of the session's log, naming it.
+    fn in_log(&self, error: io::Error) -> io::Error {
+        in_file(&self.log.session().runs_file(), error)
+    }
+
     /// [`SessionWriter::consume`] for a run recorded as log lines (and patched into the live
     /// report, in a process of one run).
-    fn consume_as_lines(&self, event: &RunEvent<'_>) -> io::Result<()> {
+    fn consume_as_lines(&self, event: &RunEvent<'_>) -> Result<(), WriteError> {
+        // The store's error, kept apart from the report's: both come out of `apply`.
+        let store_error = std::cell::Cell::new(None);
+        let result = self.consume_as_lines_noting(event, &store_error);
+        match (store_error.into_inner(), result) {
+            (Some(error), _) => Err(WriteError::Store(error)),
+            (None, Ok(())) => Ok(()),
+            (None, Err(error)) => Err(WriteError::Report(error)),
+        }
+    }
+
+    /// [`SessionWriter::consume_as_lines`], with the store's error put in `store_error`.
+    fn consume_as_lines_noting(
+        &self,
+        event: &RunEvent<'_>,
+        store_error: &std::cell::Cell<Option<io::Error>>,
+    ) -> io::Result<()> {
         let report = self.report.as_ref().filter(|_| self.per_run);
+        let noted = |error: io::Error| {
+            let error = self.in_log(error);
+            let text = error.to_string();
+            store_error.set(Some(error));
+            io::Error::other(text)
+        };
         match event {
             RunEvent::Started(started) => {
                 // `described`: the report says the session's log describes the case already.
@@ -191,13 +247,16 @@ impl SessionWriter {
                 let log_line = |described: bool| {
                     let describe = started.first_in_process && !described;
                     if let (true, Some(info)) = (describe, started.info) {
-                        self.log.queue_case(info)?;
+                        self.log.queue_case(info).map_err(noted)?;
                     }
                     let identity = started.identity.ok_or_else(|| {
-                        io::Error::other("a run's start line comes without its case's identity")
+                        noted(io::Error::other(
+                            "a run's start line comes without its case's identity",
+                        ))
                     })?;
                     self.log
-                        .append_start(started.seq, identity, started.run, started.attempt)?;
+                        .append_start(started.seq, identity, started.run, started.attempt)
+                        .map_err(noted)?;
                     Ok(describe)
                 };
                 match (report, started.info) {
@@ -225,6 +284,7 @@ impl SessionWriter {
                     self.log
                         .append_end(finished.seq, finished.record)
                         .map(|()| false)
+                        .map_err(noted)
                 };
                 match (report, finished.info) {
                     (Some(report), Some(info)) => {
@@ -281,7 +341,8 @@ impl SessionWriter {
     /// `memory` gives what this process holds of the session; it is used instead of reading
     /// the store back when the store holds nothing else (one test binary alone in its session).
     pub(crate) fn fold_if_due(&self, memory: impl FnOnce() -> SessionData) -> io::Result<()> {
-        if self.per_run || self.report.is_none() {
+        // A stream (`/dev/null`, a pipe) gets the report once, at exit.
+        if self.per_run || self.report.as_ref().is_none_or(|report| report.is_stream()) {
             return Ok(());
         }
         let mut folding = match self.folding.try_lock() {
@@ -319,6 +380,15 @@ impl SessionWriter {
     pub(crate) fn proc_id(&self) -> &str {
         self.log.proc_id()
     }
+}
+
+/// `error`, prefixed with the file it happened in, unless it names one already.
+pub(crate) fn in_file(path: &std::path::Path, error: io::Error) -> io::Error {
+    let shown = path.display().to_string();
+    if error.to_string().contains(&shown) {
+        return error;
+    }
+    io::Error::new(error.kind(), format!("{shown}: {error}"))
 }
 
 #[cfg(test)]

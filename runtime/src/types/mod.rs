@@ -1,5 +1,5 @@
 //! Plain values every layer shares: statistics, run classes and statuses, token usage, an
-//! ordered map and timestamps.
+//! ordered map, timestamps and sums that stay finite.
 //!
 //! Layer: types, the bottom. Its modules import nothing from the crate outside `types`.
 
@@ -7,5 +7,6 @@ pub(crate) mod key;
 pub(crate) mod ordered_map;
 pub mod stats;
 pub(crate) mod status;
+pub(crate) mod sum;
 pub(crate) mod time;
 pub(crate) mod usage;

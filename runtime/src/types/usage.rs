@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::types::sum::{is_saturated, saturating_add};
+
 /// Token accounting for one model's calls within a run.
 ///
 /// Entries recorded in one run aggregate per `model`; the summary prints one `Tokens` line per
@@ -48,10 +50,58 @@ pub struct UsageTotals {
 }
 
 impl UsageTotals {
+    /// Adds one entry; every total stops at its largest value instead of overflowing.
     pub(crate) fn add(&mut self, usage: &TokenUsage) {
-        self.input_tokens += usage.input_tokens;
-        self.output_tokens += usage.output_tokens;
-        self.cached_input_tokens += usage.cached_input_tokens;
-        self.cost += usage.cost;
+        self.input_tokens = self.input_tokens.saturating_add(usage.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(usage.output_tokens);
+        self.cached_input_tokens = self
+            .cached_input_tokens
+            .saturating_add(usage.cached_input_tokens);
+        self.cost = saturating_add(self.cost, usage.cost);
+    }
+
+    /// Whether a token count stopped at its largest value.
+    pub(crate) fn tokens_saturated(&self) -> bool {
+        [
+            self.input_tokens,
+            self.output_tokens,
+            self.cached_input_tokens,
+        ]
+        .contains(&u64::MAX)
+    }
+
+    /// Whether the cost stopped at the largest finite number.
+    pub(crate) fn cost_saturated(&self) -> bool {
+        is_saturated(self.cost)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_stop_at_their_largest_values() {
+        let mut totals = UsageTotals::default();
+        let huge = TokenUsage {
+            model: "m".into(),
+            input_tokens: u64::MAX - 1,
+            output_tokens: 3,
+            cached_input_tokens: 5,
+            cost: 1e308,
+        };
+        totals.add(&huge);
+        assert!(!totals.tokens_saturated() && !totals.cost_saturated());
+        totals.add(&huge);
+        assert_eq!(
+            (
+                totals.input_tokens,
+                totals.output_tokens,
+                totals.cached_input_tokens
+            ),
+            (u64::MAX, 6, 10)
+        );
+        assert_eq!(totals.cost, f64::MAX);
+        assert!(totals.tokens_saturated() && totals.cost_saturated());
     }
 }

@@ -53,12 +53,12 @@ pub(super) fn padded(mut text: String, capacity: u64) -> Option<String> {
 
 /// Writes `bytes` at `offset` of `file`.
 #[cfg(unix)]
-pub(super) fn write_at(file: &File, offset: u64, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_at(file: &File, offset: u64, bytes: &[u8]) -> io::Result<()> {
     std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
 }
 
 #[cfg(not(unix))]
-pub(super) fn write_at(mut file: &File, offset: u64, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_at(mut file: &File, offset: u64, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
     file.seek(SeekFrom::Start(offset))?;
     file.write_all(bytes)
@@ -80,7 +80,7 @@ fn read_at(mut file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize>
 /// A whole small file, in one system call when it fits the first buffer: a short read of a
 /// regular file is its end. The files read here (the lock, an index, a row state) take a few
 /// hundred bytes; a larger one takes a read per doubling.
-pub(super) fn read_all(file: &File) -> io::Result<Vec<u8>> {
+pub(crate) fn read_all(file: &File) -> io::Result<Vec<u8>> {
     let mut bytes = vec![0; 1024];
     let mut filled = 0;
     loop {

@@ -238,13 +238,25 @@ impl ReportFile {
                 // the provisional one only, not over the whole slot.
                 let provisional_len = open.slot.capacity.saturating_sub(RECORD_SLACK);
                 let cover = provisional_len.max(record_text.len() as u64);
-                if cover > open.slot.capacity {
+                let last = open.slot.offset + open.slot.capacity == index.records_end;
+                if cover > open.slot.capacity && !last {
                     return Ok(Incremental::Rebuild);
                 }
-                let Some(text) = padded(record_text, cover) else {
-                    return Ok(Incremental::Rebuild);
-                };
-                write_at(report, open.slot.offset, text.as_bytes())?;
+                if last {
+                    // The last record: its slot's room for a longer record is given back, so
+                    // that a session whose runs end in the order they start leaves no spaces.
+                    let mut text = record_text;
+                    text.push_str(TAIL);
+                    write_at(report, open.slot.offset, text.as_bytes())?;
+                    index.records_end = open.slot.offset + (text.len() - TAIL.len()) as u64;
+                    index.file_len = index.records_end + TAIL.len() as u64;
+                    report.set_len(index.file_len)?;
+                } else {
+                    let Some(text) = padded(record_text, cover) else {
+                        return Ok(Incremental::Rebuild);
+                    };
+                    write_at(report, open.slot.offset, text.as_bytes())?;
+                }
             }
         }
         row.settle(&self.stats);
@@ -261,7 +273,7 @@ impl ReportFile {
         };
         let head = crate::format::report::head(
             index.runs,
-            i32::from(index.failing_rows > 0),
+            i32::from(index.failing_rows > 0 || index.unrecorded > 0),
             &index.totals,
             &index.aggregates(&self.stats),
             &index.warnings,

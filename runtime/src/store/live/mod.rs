@@ -49,7 +49,7 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-mod file_io;
+pub(crate) mod file_io;
 mod incremental;
 mod rebuild;
 mod siblings;
@@ -58,6 +58,7 @@ pub(crate) mod state;
 mod tests;
 
 use crate::model::{CaseInfo, Record};
+use crate::store::atomic::{resolve_target, Target};
 use crate::store::live::file_io::hex_hash;
 use crate::store::live::incremental::Incremental;
 use crate::store::live::rebuild::Patchable;
@@ -129,7 +130,11 @@ impl RowHandle {
 /// The report of one session at one path.
 pub(crate) struct ReportFile {
     session: Session,
+    /// The report's path, its symlinks followed: patched and renamed at the file itself.
     path: PathBuf,
+    /// Whether the path is a character device or a FIFO (`/dev/null`, a pipe): such a report
+    /// cannot be patched in place, and is written whole when a run finishes and at exit.
+    stream: bool,
     /// The statistics settings rows are judged with.
     stats: StatsConfig,
     handles: Mutex<Handles>,
@@ -137,9 +142,16 @@ pub(crate) struct ReportFile {
 
 impl ReportFile {
     pub(crate) fn new(session: Session, path: PathBuf, stats: StatsConfig) -> ReportFile {
+        // A path that is refused (a directory) is kept as given: writing it says why.
+        let (path, stream) = match resolve_target(&path) {
+            Ok(Target::File(target)) => (target, false),
+            Ok(Target::Stream(target)) => (target, true),
+            Err(_) => (path, false),
+        };
         ReportFile {
             session,
             path,
+            stream,
             stats,
             handles: Mutex::new(Handles::default()),
         }
@@ -182,27 +194,25 @@ impl ReportFile {
         })?;
         self.locked(|handles, lock| {
             self.siblings(handles, lock)?;
-            let mut described_in_store = false;
-            // Copied only for other paths: a session usually has one.
-            let sibling_text = (!handles.siblings.is_empty()).then(|| record_text.clone());
-            let result = self.apply_held(handles, change, record_text, |described| {
-                let described_now = persist(described)?;
-                described_in_store = described || described_now;
-                Ok(described_now)
-            });
-            // After this path's change, which wrote the store: a sibling that rebuilds reads it.
+            let result = self.apply_held(handles, change, record_text, persist);
+            // Another path's report is written only by the processes whose settings name it:
+            // it is marked stale, and the next of them rebuilds it from the store.
             for sibling in &handles.siblings {
-                let record_text = sibling_text.clone().unwrap_or_default();
-                let mut sibling_handles = sibling
-                    .handles
-                    .lock()
-                    .unwrap_or_else(|poison| poison.into_inner());
-                sibling.apply_held(&mut sibling_handles, change, record_text, |_| {
-                    Ok(described_in_store)
-                })?;
+                sibling.mark_stale();
             }
             result
         })
+    }
+
+    /// Marks this path's index as not describing its report, so that the next change to it
+    /// rebuilds it from the store. Written only inside the session's directory.
+    fn mark_stale(&self) {
+        if let Ok(index) = OpenOptions::new()
+            .write(true)
+            .open(self.dir().join("index"))
+        {
+            let _ = file_io::write_at(&index, 0, &[state::DIRTY]);
+        }
     }
 
     /// [`ReportFile::apply`] for this path, with the session's lock held.
@@ -213,6 +223,13 @@ impl ReportFile {
         record_text: String,
         persist: impl FnOnce(bool) -> io::Result<bool>,
     ) -> io::Result<()> {
+        if self.stream {
+            persist(false)?;
+            return match change {
+                Change::Start { .. } => Ok(()),
+                Change::Finish { .. } => self.rebuild_locked(handles),
+            };
+        }
         let prepared = self.prepare(handles, change).ok().flatten();
         let described = prepared
             .as_ref()
@@ -229,7 +246,6 @@ impl ReportFile {
     }
 
     /// Rebuilds the report from the store, in source order.
-    #[cfg(test)]
     pub(crate) fn rebuild(&self) -> io::Result<()> {
         self.locked(|handles, _| self.rebuild_locked(handles))
     }

@@ -5,6 +5,7 @@
 
 use std::fs;
 use std::io;
+use std::time::Duration;
 
 use crate::format::report::{record_identity, record_of};
 use crate::model::aggregate::FunctionSums;
@@ -13,15 +14,15 @@ use crate::store::atomic::write_atomically;
 use crate::store::live::file_io::{padded, row_capacity, row_file_name};
 use crate::store::live::state::{Index, OpenRun, RowState, Slot};
 use crate::store::live::{Handles, ReportFile, RECORD_SLACK, TAIL};
-use crate::store::session_dir::SessionData;
+use crate::store::session_dir::{note_store, SessionData};
 use crate::types::key::CaseKey;
 use crate::types::time::rfc3339_now;
 
-/// Free space for new rows left by a rebuild, at least: room for some 350 cases, so that a
-/// session of ordinary size never rebuilds after its first run (a rebuild reads the whole
-/// store while every other process waits). JSON reads the spaces as whitespace.
-/// The unit tests use less, to go through rebuilds.
-const MIN_ROWS_FREE: u64 = if cfg!(test) { 16 * 1024 } else { 256 * 1024 };
+/// Free space for new rows left by a rebuild, at least: room for a few cases. The room is as
+/// large as the rows already there, so it doubles at each rebuild that runs out of it and
+/// rebuilds stay logarithmic in the number of cases, while a small report stays small. JSON
+/// reads the spaces as whitespace.
+const MIN_ROWS_FREE: u64 = 2 * 1024;
 
 impl ReportFile {
     /// [`ReportFile::rebuild`], with the session's lock held, patchable in place after.
@@ -40,19 +41,21 @@ impl ReportFile {
     ) -> io::Result<()> {
         let old: Option<Index> = fs::read(self.dir().join("index"))
             .ok()
-            .and_then(|bytes| Index::decode(&bytes));
+            .and_then(|bytes| Index::decode_any(&bytes));
         let generation = old.as_ref().map_or(1, |index| index.generation + 1);
         let created = old
             .as_ref()
             .filter(|index| index.path == self.path_bytes())
             .map_or_else(rfc3339_now, |index| index.created.clone());
+        let data_unrecorded = data.unrecorded;
         let described: std::collections::BTreeSet<CaseKey> = data
             .cases
             .iter()
             .map(|info| info.key().to_owned_key())
             .collect();
         let paired = data.records.into_iter().zip(data.open).collect();
-        let (report, open) = Report::build_with(data.cases, paired, &self.stats);
+        let (mut report, open) = Report::build_with(data.cases, paired, &self.stats);
+        note_store(&mut report, data.warnings, data.unrecorded);
 
         let mut text = crate::format::report::header(&created, self.session.key(), &self.stats)?;
         let head = crate::format::report::head(
@@ -118,9 +121,9 @@ impl ReportFile {
         let records_end = text.len() as u64;
         text.push_str(TAIL);
 
-        write_atomically(&self.path, text.as_bytes())?;
+        self.write_whole(text.as_bytes())?;
         fs::create_dir_all(self.dir())?;
-        if patchable == Patchable::Yes {
+        if patchable == Patchable::Yes && !self.stream {
             let rows_dir = self.dir().join(format!("rows-{generation}"));
             fs::create_dir_all(&rows_dir)?;
             for state in &states {
@@ -149,6 +152,7 @@ impl ReportFile {
                 .iter()
                 .filter(|row| row.fails_session(&self.stats))
                 .count() as u64,
+            unrecorded: data_unrecorded,
             functions: FunctionSums::of_rows(&report.rows, &self.stats),
             warnings: report.warnings.clone(),
             totals: report.totals,
@@ -171,6 +175,53 @@ impl ReportFile {
             }
         }
         Ok(())
+    }
+}
+
+/// How long after a report could not be written for want of room no process tries again: each
+/// try writes the whole report, and under nextest every process would.
+const FULL_BACKOFF: Duration = Duration::from_secs(10);
+
+impl ReportFile {
+    /// Writes the whole report; on a full disk, notes the failure so that the session's
+    /// processes do not each try again for [`FULL_BACKOFF`], and fail at once instead.
+    fn write_whole(&self, bytes: &[u8]) -> io::Result<()> {
+        let marker = self.dir().join("full");
+        if let Ok(modified) = fs::metadata(&marker).and_then(|meta| meta.modified()) {
+            let age = modified.elapsed().unwrap_or_default();
+            if age < FULL_BACKOFF {
+                let why = fs::read_to_string(&marker).unwrap_or_default();
+                return Err(io::Error::new(
+                    io::ErrorKind::StorageFull,
+                    format!(
+                        "{}: not written, no room a moment ago ({}); retried after {} s",
+                        self.path.display(),
+                        why.trim(),
+                        FULL_BACKOFF.as_secs()
+                    ),
+                ));
+            }
+        }
+        match write_atomically(&self.path, bytes) {
+            Ok(()) => {
+                let _ = fs::remove_file(&marker);
+                Ok(())
+            }
+            Err(error) => {
+                let error = crate::store::in_file(&self.path, error);
+                if error.kind() == io::ErrorKind::StorageFull {
+                    // On the disk of the session's state, which may have room.
+                    let _ = fs::create_dir_all(self.dir())
+                        .and_then(|()| fs::write(&marker, error.to_string()));
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Whether the report is a character device or a FIFO, written whole, never patched.
+    pub(crate) fn is_stream(&self) -> bool {
+        self.stream
     }
 }
 

@@ -21,7 +21,7 @@ use crate::types::key::CaseKey;
 use crate::types::ordered_map::OrderedMap;
 use crate::types::usage::UsageTotals;
 
-const INDEX_MAGIC: &[u8; 4] = b"PTI2";
+const INDEX_MAGIC: &[u8; 4] = b"PTI3";
 const ROW_MAGIC: &[u8; 4] = b"PTR2";
 /// The flag of a file whose content is complete and matches the report.
 pub(crate) const CLEAN: u8 = b'C';
@@ -53,6 +53,8 @@ pub(crate) struct Index {
     pub(crate) totals: Totals,
     /// Rows that fail the session, for the exit status.
     pub(crate) failing_rows: u64,
+    /// Runs the session could not record (see `store::unrecorded`), which fail it too.
+    pub(crate) unrecorded: u64,
     /// Per function, the sums behind the aggregates' means (kept only when metrics are set).
     pub(crate) functions: Vec<FunctionSums>,
     /// Gates that cannot pass with their cases' runs.
@@ -249,10 +251,21 @@ impl Index {
             .f64(totals.cost)
             .u64(totals.retries)
             .u64(self.failing_rows)
+            .u64(self.unrecorded)
             .json(&totals.usage, totals.usage.is_empty())?
             .json(&self.functions, self.functions.is_empty())?
             .json(&self.warnings, self.warnings.is_empty())?;
         Ok(encoder.finish())
+    }
+
+    /// The index in `file`, clean or not (a change may have stopped halfway): what a rebuild
+    /// carries over from it, its generation and creation time, is written before any change.
+    pub(crate) fn decode_any(file: &[u8]) -> Option<Index> {
+        let (_, rest) = file.split_first()?;
+        let mut clean = Vec::with_capacity(file.len());
+        clean.push(CLEAN);
+        clean.extend_from_slice(rest);
+        Index::decode(&clean)
     }
 
     /// The index in `file`, when it is clean and of this layout.
@@ -281,6 +294,7 @@ impl Index {
                 usage: OrderedMap::default(),
             },
             failing_rows: d.u64()?,
+            unrecorded: d.u64()?,
             functions: Vec::new(),
             warnings: Vec::new(),
         })
@@ -397,6 +411,7 @@ mod tests {
                 retries: 1,
             },
             failing_rows: 1,
+            unrecorded: 2,
             functions: vec![FunctionSums {
                 function: "f".into(),
                 module: "m".into(),

@@ -171,7 +171,7 @@ fn assert_matches_store(session: &Session, path: &Path) {
 }
 
 #[test]
-fn every_report_path_of_a_session_covers_the_whole_session_without_rebuilding() {
+fn a_report_is_written_only_by_the_processes_that_name_it_and_covers_the_session() {
     let sessions = temp_sessions("two-paths");
     let session = Session::new(&sessions, "s1");
     let first = sessions.join("first.json");
@@ -193,20 +193,51 @@ fn every_report_path_of_a_session_covers_the_whole_session_without_rebuilding() 
             harness.finish(seq, record(case, round + 1, outcome, 0.0, vec![]));
         }
     }
-    // A run in flight shows in both reports.
-    let open = a.start("classify::c", 1);
-    for path in [&first, &second] {
-        assert_matches_store(&session, path);
-        let report = read_report(path);
-        assert_eq!(report.records.len(), 13, "{}", path.display());
-    }
+    // Each report holds the whole session as of its own processes' last change.
+    assert_matches_store(&session, &second);
+    assert_eq!(read_report(&second).records.len(), 12);
+    assert_eq!(read_report(&first).records.len(), 11);
     assert_eq!(read_report(&second).stats_config.min_rate, Some(0.5));
     assert_eq!(read_report(&first).stats_config.min_rate, None);
-    // Built once each, at the path's first change; patched in place since.
-    assert_eq!(index_of(&a.report).generation, 1);
-    assert_eq!(index_of(&b.report).generation, 1);
+    // A change by the other path's process marked it stale: its next change rebuilds it from
+    // the store, with everything.
+    let open = a.start("classify::c", 1);
+    assert_matches_store(&session, &first);
+    assert_eq!(read_report(&first).records.len(), 13);
     a.finish(open, record("classify::c", 1, Outcome::Pass, 0.0, vec![]));
-    assert_matches_store(&session, &second);
+    assert_matches_store(&session, &first);
+    let _ = fs::remove_dir_all(sessions);
+}
+
+#[test]
+fn a_path_listed_in_the_lock_file_by_no_process_is_never_written() {
+    let sessions = temp_sessions("foreign-path");
+    let session = Session::new(&sessions, "s1");
+    let report = sessions.join("report.json");
+    let foreign = sessions.join("nobody-configured.json");
+    let mut a = Harness::new(&session, &report);
+    let seq = a.start("classify::a", 1);
+    a.finish(seq, record("classify::a", 1, Outcome::Pass, 0.0, vec![]));
+    // A path appended to the lock file, as a damaged or tampered state file would list it.
+    let hex: String = foreign
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    let lock = session.dir().join("report").join("lock");
+    let mut listed = fs::read(&lock).expect("the lock file lists the report");
+    listed.extend_from_slice(format!("{hex}\t\n").as_bytes());
+    fs::write(&lock, listed).expect("written");
+    for run in 2..5 {
+        let seq = a.start("classify::a", run);
+        a.finish(seq, record("classify::a", run, Outcome::Pass, 0.0, vec![]));
+    }
+    assert!(
+        !foreign.exists(),
+        "only the paths of the settings are written"
+    );
+    assert_eq!(read_report(&report).records.len(), 4);
     let _ = fs::remove_dir_all(sessions);
 }
 

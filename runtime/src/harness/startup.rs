@@ -1,0 +1,90 @@
+//! What a test process does before `main`: under cargo-nextest, where each test is a process
+//! of its own that knows its test's name from `NEXTEST_TEST_NAME`, the run it holds is written
+//! to the session store at start-up rather than when its body begins. A process killed between
+//! start-up and the body (by a timeout, an OOM killer, a signal) is then an error in the
+//! session, never missing. Elsewhere (libtest's many tests per process), start-up reads two
+//! environment variables and does nothing else.
+
+use std::sync::Mutex;
+
+use crate::harness::recorder::{self, Started};
+use crate::harness::registry::{self, Case};
+
+/// The run this process started before `main`, until its item's body claims it.
+struct Early {
+    case: &'static Case,
+    run: u32,
+    started: Started,
+}
+
+static EARLY: Mutex<Option<Early>> = Mutex::new(None);
+
+ctor::declarative::ctor! {
+    #[ctor(unsafe)]
+    fn probtest_start_up() {
+        start_up();
+    }
+}
+
+/// Starts the run this process holds, when it is a nextest process of one generated item;
+/// lists the binary's items to the session, when nextest lists the binary for a session that
+/// will be reconciled.
+fn start_up() {
+    let name = match std::env::var("NEXTEST_TEST_PHASE").as_deref() {
+        Ok("run") => std::env::var("NEXTEST_TEST_NAME"),
+        Ok("list") => {
+            list_items();
+            return;
+        }
+        _ => return,
+    };
+    let Ok(name) = name else { return };
+    let Some((case, run)) = registry::locate_item(&name) else {
+        return;
+    };
+    let started = recorder::started(case, run);
+    *EARLY.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(Early { case, run, started });
+}
+
+/// The start of run `run` of `case`, when start-up made it.
+pub(crate) fn take(case: &'static Case, run: u32) -> Option<Started> {
+    let mut early = EARLY.lock().unwrap_or_else(|poison| poison.into_inner());
+    match early.take() {
+        Some(found) if std::ptr::eq(found.case, case) && found.run == run => Some(found.started),
+        other => {
+            *early = other;
+            None
+        }
+    }
+}
+
+/// Writes this binary's generated items to the session (see `Session::reconcile`), when
+/// `cargo probtest run --nextest` asks for it (`PROB_RECONCILE`). nextest lists each binary
+/// twice, the second time for its ignored tests; the items are written at the first.
+fn list_items() {
+    if std::env::var("PROB_RECONCILE").as_deref() != Ok("1")
+        || std::env::args_os().any(|arg| arg == "--ignored")
+    {
+        return;
+    }
+    let Ok(binary) = std::env::var("NEXTEST_BINARY_ID") else {
+        return;
+    };
+    let (cases, items) = registry::item_names();
+    if items.is_empty() {
+        return;
+    }
+    let listed = recorder::session_of_process().and_then(|session| {
+        session
+            .append_items(&binary, cases, items)
+            .map_err(|error| error.to_string())
+    });
+    if let Err(problem) = listed {
+        use std::io::Write;
+        // stderr: nextest reads the listing from stdout.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "probtest: could not list {binary}'s items to the session ({problem}); a test process that dies before start-up will be missing from the summary"
+        );
+    }
+}
