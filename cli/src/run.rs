@@ -36,25 +36,26 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     } else {
         &["test"]
     };
-    let mut command = Command::new(&cargo);
-    command
-        .args(runner)
-        .args(&args.args)
-        .env("PROB_SESSION", &key)
-        // The session's section is printed once, here, not once per test binary as well.
-        .env("PROB_SUMMARY", "0")
-        // Gated cases are judged here, from the whole session, rather than by each process.
-        .env("PROB_DEFER_VERDICTS", "1");
     // What nextest says it ran, to reconcile the session with: a test process killed before
     // probtest's start-up left no record, and is an error all the same.
     let reconciling = args.nextest && !names_message_format(&args.args);
+    let mut command = Command::new(&cargo);
+    command.args(runner);
     if reconciling {
+        // Before the user's arguments, which may end with `--` and the test binaries' own.
         command
             .args(["--message-format", "libtest-json-plus"])
             .env("NEXTEST_EXPERIMENTAL_LIBTEST_JSON", "1")
             .env("PROB_RECONCILE", "1")
             .stdout(Stdio::piped());
     }
+    command
+        .args(&args.args)
+        .env("PROB_SESSION", &key)
+        // The session's section is printed once, here, not once per test binary as well.
+        .env("PROB_SUMMARY", "0")
+        // Gated cases are judged here, from the whole session, rather than by each process.
+        .env("PROB_DEFER_VERDICTS", "1");
     let started = |error: std::io::Error| {
         Error::about(
             format!("{} {}", target::display(&cargo), runner.join(" ")),
@@ -255,6 +256,37 @@ fn defer_interrupts() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nextest_events_are_read_and_other_lines_passed_on() {
+        let ended = r#"{"type":"test","event":"failed","name":"pt::evals$bench_x::run2","exec_time":0.5,"stdout":"probtest: run 2 of x could not be recorded in the session store: /t/runs.jsonl: No space left on device (os error 28)\n"}"#;
+        assert_eq!(
+            executed_test(ended),
+            Some(Some(Executed {
+                name: "pt::evals$bench_x::run2".into(),
+                elapsed: 0.5,
+                unrecorded: true,
+            }))
+        );
+        let started = r#"{"type":"test","event":"started","name":"pt::evals$bench_x::run2"}"#;
+        assert_eq!(executed_test(started), Some(None));
+        let suite = r#"{"type":"suite","event":"ok","passed":1}"#;
+        assert_eq!(executed_test(suite), Some(None));
+        assert_eq!(executed_test("plain text"), None);
+    }
+
+    #[test]
+    fn a_message_format_of_the_users_own_is_left_alone() {
+        let args = |list: &[&str]| -> Vec<OsString> { list.iter().map(OsString::from).collect() };
+        assert!(names_message_format(&args(&[
+            "--message-format",
+            "libtest-json"
+        ])));
+        assert!(names_message_format(&args(&["--message-format=human"])));
+        // After `--`, it is the test binaries' argument, not nextest's.
+        assert!(!names_message_format(&args(&["--", "--message-format"])));
+        assert!(!names_message_format(&args(&["-p", "evals"])));
+    }
 
     #[test]
     fn a_session_key_in_the_environment_is_used_and_an_empty_one_refused() {

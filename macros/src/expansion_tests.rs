@@ -63,12 +63,17 @@ fn async_with_test_attribute_and_zipped_group() {
     insta::assert_snapshot!(text);
 }
 
-#[test]
-fn transposed_items_lead_with_the_run() {
-    let settings = Settings {
+/// The settings of `PROB_TRANSPOSE=1`.
+fn transposed() -> Settings {
+    Settings {
         transpose: true,
         ..Settings::default()
-    };
+    }
+}
+
+#[test]
+fn transposed_items_lead_with_the_run() {
+    let settings = transposed();
     let text = expand(
         quote!(runs = 2, params(n = [1, 2])),
         quote!(
@@ -83,10 +88,7 @@ fn transposed_items_lead_with_the_run() {
 
 #[test]
 fn every_transposed_item_keeps_the_functions_cfg() {
-    let settings = Settings {
-        transpose: true,
-        ..Settings::default()
-    };
+    let settings = transposed();
     let text = expand(
         quote!(runs = 2, params(n = [1, 2])),
         quote!(

@@ -79,6 +79,9 @@ fn fixture() -> &'static Fixture {
             .test("big", BIG)
             .test("costly", COSTLY)
             .test("once", ONCE)
+            .test("quick", QUICK)
+            .test("slow", SLOW)
+            .test("few", FEW)
             .build()
     })
 }
@@ -135,6 +138,18 @@ fn assert_steady_report(report: &Value, output: &Output) {
     );
 }
 
+/// That `link` is a symlink still, not a file put in its place.
+#[track_caller]
+fn assert_still_a_link(link: &Path, output: &Output) {
+    assert!(
+        fs::symlink_metadata(link)
+            .expect("the link")
+            .file_type()
+            .is_symlink(),
+        "the link was replaced by a file{output}"
+    );
+}
+
 #[test]
 fn under_nextest_a_symlinked_report_path_is_patched_through_the_link() {
     let dir = fresh_dir("out/symlink-nextest");
@@ -146,13 +161,7 @@ fn under_nextest_a_symlinked_report_path_is_patched_through_the_link() {
         .env("PROB_JSON", link.to_string_lossy())
         .run();
     output.assert_code(0);
-    assert!(
-        fs::symlink_metadata(&link)
-            .expect("the link")
-            .file_type()
-            .is_symlink(),
-        "the link was replaced by a file{output}"
-    );
+    assert_still_a_link(&link, &output);
     // One process per run: the second patched what the first wrote, through the link.
     assert_steady_report(&support::read_json(&target), &output);
     assert!(leftovers(&dir).is_empty());
@@ -169,13 +178,7 @@ fn a_symlinked_report_path_updates_its_target_and_stays_a_link() {
     std::os::unix::fs::symlink("real/report.json", &link).expect("a link");
     let output = run_with_report("steady", &link);
     output.assert_code(0);
-    assert!(
-        fs::symlink_metadata(&link)
-            .expect("the link")
-            .file_type()
-            .is_symlink(),
-        "the link was replaced by a file{output}"
-    );
+    assert_still_a_link(&link, &output);
     assert_eq!(
         fs::read_link(&link).expect("the link"),
         Path::new("real/report.json")
@@ -601,17 +604,6 @@ use probtest::probability;
 fn bench_few() {}
 "#;
 
-fn store_fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        Fixture::builder("hostile-store")
-            .test("quick", QUICK)
-            .test("slow", SLOW)
-            .test("few", FEW)
-            .build()
-    })
-}
-
 /// A session key of this test alone.
 fn key(name: &str) -> String {
     format!("hostile-{name}-{}", std::process::id())
@@ -636,6 +628,15 @@ fn small_disk(dir: &Path) -> Option<Mounted> {
             None
         }
     }
+}
+
+/// `cargo probtest report` of session `key` of the fixtures' shared target directory, with
+/// `extra` arguments.
+fn session_report(key: &str, extra: &[&str]) -> Output {
+    let target = shared_target_dir().to_string_lossy().into_owned();
+    let mut args = vec!["--session", key, "--target-dir", &target];
+    args.extend_from_slice(extra);
+    fixture().probtest("report", &args, &[]).run()
 }
 
 /// The overall counts of a summary: `Overall: 23/40 passed ...` gives (23, 40).
@@ -672,7 +673,7 @@ fn a_full_store_under_nextest_fails_the_runs_it_cannot_record_and_counts_every_r
     let Some(_disk) = small_disk(&session_dir(&key)) else {
         return;
     };
-    let output = store_fixture()
+    let output = fixture()
         .probtest(
             "run",
             &["--nextest"],
@@ -702,7 +703,7 @@ fn a_full_store_under_cargo_test_counts_what_it_could_not_record() {
     };
     // Less room than a test binary's slot file takes: its runs go to the log, which fills up.
     fs::write(session_dir(&key).join("filler"), vec![b'x'; 40 * 1024]).expect("a filler");
-    let output = store_fixture()
+    let output = fixture()
         .probtest("run", &[], &["--test", "quick"])
         .env("PROB_SESSION", &key)
         .run();
@@ -718,7 +719,7 @@ fn a_full_store_under_cargo_test_counts_what_it_could_not_record() {
 
 #[test]
 fn a_report_on_a_full_disk_fails_the_run_and_is_not_claimed() {
-    let fixture = store_fixture();
+    let fixture = fixture();
     let dir = fixture.path("out/full-report");
     let Some(_disk) = small_disk(&dir) else {
         return;
@@ -761,7 +762,7 @@ fn a_report_on_a_full_disk_fails_the_run_and_is_not_claimed() {
 
 #[test]
 fn unreadable_bytes_in_the_store_are_counted_in_the_summary_the_json_and_report() {
-    let fixture = store_fixture();
+    let fixture = fixture();
     let key = key("unreadable");
     let run = fixture
         .nextest("run", &["--test", "few"])
@@ -794,20 +795,7 @@ fn unreadable_bytes_in_the_store_are_counted_in_the_summary_the_json_and_report(
     damaged.extend_from_slice(&text.as_bytes()[at..]);
     fs::write(&log, damaged).expect("written");
     let json = fixture.path("out/unreadable.json");
-    let report = fixture
-        .probtest(
-            "report",
-            &[
-                "--session",
-                &key,
-                "--target-dir",
-                &shared_target_dir().to_string_lossy(),
-                "--json-out",
-                &json.to_string_lossy(),
-            ],
-            &[],
-        )
-        .run();
+    let report = session_report(&key, &["--json-out", &json.to_string_lossy()]);
     report.assert_code(0);
     let warning = report
         .stdout
@@ -840,7 +828,7 @@ fn unreadable_bytes_in_the_store_are_counted_in_the_summary_the_json_and_report(
 
 #[test]
 fn a_path_slipped_into_the_report_lock_file_is_never_written() {
-    let fixture = store_fixture();
+    let fixture = fixture();
     let key = key("lock-path");
     fixture.remove("out/lock-path");
     let report = fixture.path("out/lock-path/report.json");
@@ -870,7 +858,7 @@ fn a_path_slipped_into_the_report_lock_file_is_never_written() {
 
 #[test]
 fn a_small_report_is_small() {
-    let fixture = store_fixture();
+    let fixture = fixture();
     fixture.remove("out/small");
     let report = fixture.path("out/small/report.json");
     for runner in ["nextest", "cargo"] {
@@ -932,7 +920,7 @@ fn killer(binary: &'static str, stop: Arc<AtomicBool>) -> std::thread::JoinHandl
 
 #[test]
 fn test_processes_killed_under_nextest_are_errors_never_missing() {
-    let fixture = store_fixture();
+    let fixture = fixture();
     // Built first, so that the killer meets test processes only.
     fixture
         .nextest("run", &["--test", "slow", "--no-run"])
@@ -984,7 +972,7 @@ fn test_binary(name: &str) -> PathBuf {
 
 #[test]
 fn a_nextest_process_records_its_run_before_main() {
-    let fixture = store_fixture();
+    let fixture = fixture();
     fixture
         .cargo_test(&["--test", "few", "--no-run"])
         .run()
@@ -998,24 +986,13 @@ fn a_nextest_process_records_its_run_before_main() {
         .env("NEXTEST_TEST_PHASE", "run")
         .env("NEXTEST_EXECUTION_MODE", "process-per-test")
         .env("NEXTEST_TEST_NAME", "bench_few::run05")
-        .env("NEXTEST_BINARY_ID", "pt-hostile-store::few")
+        .env("NEXTEST_BINARY_ID", "pt-hostile::few")
         .env("PROB_SESSION", &key)
         .env_remove("PROB_JSON")
         .output()
         .expect("the test binary runs");
     assert!(output.status.success(), "{output:?}");
-    let report = store_fixture()
-        .probtest(
-            "report",
-            &[
-                "--session",
-                &key,
-                "--target-dir",
-                &shared_target_dir().to_string_lossy(),
-            ],
-            &[],
-        )
-        .run();
+    let report = session_report(&key, &[]);
     report.assert_code(0);
     assert!(
         report

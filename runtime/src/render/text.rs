@@ -9,6 +9,8 @@ use crate::types::stats::Rule;
 use crate::types::status::Color;
 use crate::types::usage::UsageTotals;
 
+pub(crate) use crate::types::count::thousands;
+
 /// Width of the rule line, as pytest draws it.
 const RULE_WIDTH: usize = 80;
 
@@ -32,19 +34,6 @@ pub(crate) fn rule(title: &str) -> String {
         line.push('=');
     }
     line
-}
-
-/// `1234567` as `1,234,567`.
-pub(crate) fn thousands(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }
 
 /// Amounts from this on are written with an exponent.

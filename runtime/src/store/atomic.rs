@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::model::Report;
+use crate::store::in_file;
 
 /// Where a whole file written to a path goes, once the path's symlinks are followed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,11 +41,11 @@ pub(crate) fn resolve_target(path: &Path) -> io::Result<Target> {
             Err(error) if error.kind() == io::ErrorKind::NotFound => {
                 return Ok(Target::File(current))
             }
-            Err(error) => return Err(naming(path, error)),
+            Err(error) => return Err(in_file(path, error)),
         };
         let kind = metadata.file_type();
         if kind.is_symlink() {
-            let link = fs::read_link(&current).map_err(|error| naming(path, error))?;
+            let link = fs::read_link(&current).map_err(|error| in_file(path, error))?;
             // An absolute target replaces the directory in `join`.
             current = match current.parent() {
                 Some(dir) => dir.join(link),
@@ -111,12 +112,6 @@ fn kind_name(kind: &fs::FileType) -> &'static str {
     }
 }
 
-/// `error`, prefixed with `path`, so that a message read far from its cause says where it
-/// happened.
-fn naming(path: &Path, error: io::Error) -> io::Error {
-    io::Error::new(error.kind(), format!("{}: {error}", path.display()))
-}
-
 /// Writes `bytes` as the whole content of `path`: through a temporary file beside it renamed
 /// into place for a file (a symlink's target for a symlink), straight into a character device
 /// or a FIFO. Errors name `path`; no temporary file outlives a failure.
@@ -128,7 +123,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
             .open(&stream)
             .and_then(|mut open| open.write_all(bytes)),
     };
-    written.map_err(|error| naming(path, error))
+    written.map_err(|error| in_file(path, error))
 }
 
 /// Replaces the regular file (or nothing) at `path` by a temporary file with `bytes`.

@@ -45,7 +45,6 @@ pub use session_dir::{
     Executed, Session, SessionData, DIED_BEFORE_SEEN, KEEP_SESSIONS, NOT_RECORDED,
 };
 pub(crate) use target::{tagged_target_dir_of, target_dir_of};
-pub(crate) use writer::in_file;
 
 /// The message of a run that started and never reported.
 pub use crate::model::record::DIED_MESSAGE;
@@ -53,4 +52,13 @@ pub use crate::model::record::DIED_MESSAGE;
 /// Where the sessions of a target directory live.
 pub fn sessions_dir(target_dir: &Path) -> PathBuf {
     target_dir.join("probtest").join("sessions")
+}
+
+/// `error`, prefixed with the file it happened in, unless it names one already.
+pub(crate) fn in_file(path: &Path, error: std::io::Error) -> std::io::Error {
+    let shown = path.display().to_string();
+    if error.to_string().contains(&shown) {
+        return error;
+    }
+    std::io::Error::new(error.kind(), format!("{shown}: {error}"))
 }

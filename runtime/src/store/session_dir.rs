@@ -18,6 +18,7 @@ use crate::model::{CaseInfo, Record, Report};
 use crate::store::key::{now_nanos, sanitize_key};
 use crate::store::slots;
 use crate::store::unrecorded;
+use crate::types::count::thousands;
 use crate::types::key::CaseKey;
 use crate::types::stats::StatsConfig;
 
@@ -557,19 +558,6 @@ impl Unreadable {
     }
 }
 
-/// `value` with a comma between groups of three digits.
-fn thousands(value: u64) -> String {
-    let digits = value.to_string();
-    let mut text = String::with_capacity(digits.len() + digits.len() / 3);
-    for (position, digit) in digits.chars().enumerate() {
-        if position > 0 && (digits.len() - position).is_multiple_of(3) {
-            text.push(',');
-        }
-        text.push(digit);
-    }
-    text
-}
-
 fn list_sessions(sessions_dir: &Path) -> io::Result<Vec<(u128, Session)>> {
     let entries = match fs::read_dir(sessions_dir) {
         Ok(entries) => entries,
@@ -670,14 +658,6 @@ mod tests {
         let report = data.into_report();
         assert!(report.warnings.iter().any(|w| w.starts_with("store: ")));
         let _ = fs::remove_dir_all(sessions);
-    }
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(4096), "4,096");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 
     #[test]

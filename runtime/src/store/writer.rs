@@ -191,7 +191,7 @@ impl SessionWriter {
                 };
                 slots
                     .start(started.seq, case_ref, started.run, started.attempt)
-                    .map_err(|error| in_file(slots.path(), error))?;
+                    .map_err(|error| crate::store::in_file(slots.path(), error))?;
             }
             RunEvent::Finished(finished) => {
                 let record = finished.record;
@@ -211,7 +211,7 @@ impl SessionWriter {
 
     /// An error of the session's log, naming it.
     fn in_log(&self, error: io::Error) -> io::Error {
-        in_file(&self.log.session().runs_file(), error)
+        crate::store::in_file(&self.log.session().runs_file(), error)
     }
 
     /// [`SessionWriter::consume`] for a run recorded as log lines (and patched into the live
@@ -380,15 +380,6 @@ impl SessionWriter {
     pub(crate) fn proc_id(&self) -> &str {
         self.log.proc_id()
     }
-}
-
-/// `error`, prefixed with the file it happened in, unless it names one already.
-pub(crate) fn in_file(path: &std::path::Path, error: io::Error) -> io::Error {
-    let shown = path.display().to_string();
-    if error.to_string().contains(&shown) {
-        return error;
-    }
-    io::Error::new(error.kind(), format!("{shown}: {error}"))
 }
 
 #[cfg(test)]

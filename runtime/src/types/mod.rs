@@ -1,8 +1,9 @@
 //! Plain values every layer shares: statistics, run classes and statuses, token usage, an
-//! ordered map, timestamps and sums that stay finite.
+//! ordered map, timestamps, sums that stay finite and counts written for people.
 //!
 //! Layer: types, the bottom. Its modules import nothing from the crate outside `types`.
 
+pub(crate) mod count;
 pub(crate) mod key;
 pub(crate) mod ordered_map;
 pub mod stats;
