@@ -4,7 +4,8 @@
 Part of scripts/bench-sessions.sh. A whole `cargo nextest run` takes seconds, and on a shared
 machine its speed drifts by more than the few percent being measured, even between two suites
 timed back to back. Here the suites' test binaries are run directly, one test per process as
-nextest runs them (its environment variables, `--exact <name> --nocapture`), taking turns
+nextest runs them (its environment variables, `NEXTEST_TEST_NAME` included, so that the run starts
+before `main` as under nextest; `--exact <name> --nocapture`), taking turns
 process by process in a rotating order. Drift then hits every kind alike, and the paired
 difference per process is steady to a few microseconds.
 
@@ -74,7 +75,12 @@ def main():
     processes, per_test, out_dir = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
     specs = sys.argv[4:]
     base = {k: v for k, v in os.environ.items() if not k.startswith(("PROB_", "NEXTEST_"))}
-    base.update(NEXTEST="1", NEXTEST_EXECUTION_MODE="process-per-test", NEXTEST_ATTEMPT="1")
+    base.update(
+        NEXTEST="1",
+        NEXTEST_EXECUTION_MODE="process-per-test",
+        NEXTEST_ATTEMPT="1",
+        NEXTEST_TEST_PHASE="run",
+    )
     kinds = []
     for spec in specs:
         name, _, rest = spec.partition("=")
@@ -97,7 +103,7 @@ def main():
         print(f"bench_processes: page cache not dropped ({error.strerror}); kinds built at "
               "different times may differ by how their pages are cached", file=sys.stderr)
     for name, binary, names, record in kinds:
-        env = dict(base, NEXTEST_RUN_ID=f"bench-{name}-{stamp}-warmup")
+        env = dict(base, NEXTEST_RUN_ID=f"bench-{name}-{stamp}-warmup", NEXTEST_TEST_NAME=names[0])
         if record:
             env["PROB_JSON"] = os.path.join(out_dir, f"bench-{name}-{stamp}-warmup.json")
         run_once(binary, names[0], env, devnull)
@@ -105,10 +111,11 @@ def main():
         rotation = turn % len(kinds)
         for name, binary, names, record in kinds[rotation:] + kinds[:rotation]:
             session = f"bench-{name}-{stamp}-{turn // len(names)}"
-            env = dict(base, NEXTEST_RUN_ID=session)
+            test = names[turn % len(names)]
+            env = dict(base, NEXTEST_RUN_ID=session, NEXTEST_TEST_NAME=test)
             if record:
                 env["PROB_JSON"] = os.path.join(out_dir, f"{session}.json")
-            times[name].append(run_once(binary, names[turn % len(names)], env, devnull))
+            times[name].append(run_once(binary, test, env, devnull))
     baseline = kinds[0][0]
     print(f"{'kind':<9} {'wall':>9} {'cpu':>9} {'extra cpu':>10} {'quartiles':>16} {'share':>6}")
     for name, *_ in kinds:

@@ -926,10 +926,13 @@ fn test_processes_killed_under_nextest_are_errors_never_missing() {
         .nextest("run", &["--test", "slow", "--no-run"])
         .run()
         .assert_code(0);
+    fixture.remove("out/killed");
+    let report = fixture.path("out/killed/report.json");
     let stop = Arc::new(AtomicBool::new(false));
     let killing = killer("slow-", stop.clone());
     let output = fixture
         .probtest("run", &["--nextest"], &["--test", "slow", "--no-fail-fast"])
+        .env("PROB_JSON", report.to_string_lossy())
         .run();
     stop.store(true, Ordering::Relaxed);
     let killed = killing.join().expect("the killer");
@@ -952,6 +955,14 @@ fn test_processes_killed_under_nextest_are_errors_never_missing() {
     assert_eq!(passed + errored, 120, "{output}");
     assert!(errored as usize <= signalled, "{output}");
     assert_ne!(output.code, Some(0), "{output}");
+    // The report holds them too: the errors reconciled after the runner exited included.
+    let written = support::read_json(&report);
+    assert_eq!(
+        written["records"].as_array().map(Vec::len),
+        Some(120),
+        "{output}"
+    );
+    assert_eq!(counts(report_row(&written, "slow"))[3], 120, "{written}");
 }
 
 /// The newest test binary `name` of the fixtures' shared target directory.

@@ -156,8 +156,14 @@ fn open_writer(target: &std::path::Path, settings: &Settings) -> io::Result<Sess
         .json
         .as_ref()
         .map(|path| (path.display.clone(), path.resolved.clone()));
-    SessionWriter::open(session, settings.per_test, report, &settings.stats)
-        .map_err(|error| store::in_file(&dir, error))
+    SessionWriter::open(
+        session,
+        settings.per_test,
+        report,
+        &settings.stats,
+        registry::case_count,
+    )
+    .map_err(|error| store::in_file(&dir, error))
 }
 
 /// Reports a failed write once, then keeps quiet: a broken store must not fail the tests.
@@ -447,6 +453,7 @@ fn as_session(
         stats: settings.stats.clone(),
         unrecorded,
         report_path: settings.json.as_ref().map(|path| path.resolved.clone()),
+        reconciled: 0,
         items: Default::default(),
         warnings,
     }

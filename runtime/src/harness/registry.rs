@@ -25,6 +25,8 @@ pub struct Bench {
     function: &'static str,
     /// The module the function is written in (see [`parent_module`]).
     module: &'static str,
+    /// The same without the crate's name, as test names start (see [`in_crate`]).
+    module_in_crate: &'static str,
     file: &'static str,
     line: u32,
     runs: u32,
@@ -101,6 +103,21 @@ const fn parent_module(data_module: &'static str) -> &'static str {
     data_module
 }
 
+/// A module path without its first segment, the crate's name: `evals::triage` gives `triage`,
+/// `evals` gives "". Computed when the static is, so that finding a test's case compares
+/// strings and searches none.
+const fn in_crate(module: &'static str) -> &'static str {
+    let bytes = module.as_bytes();
+    let mut at = 0;
+    while at + 1 < bytes.len() {
+        if bytes[at] == b':' && bytes[at + 1] == b':' {
+            return module.split_at(at + 2).1;
+        }
+        at += 1;
+    }
+    ""
+}
+
 /// One case of a bench function, as a static in generated code.
 #[doc(hidden)]
 pub struct Case {
@@ -149,10 +166,12 @@ impl Bench {
         config: Config,
         gate: Option<GateSpec>,
     ) -> Bench {
+        let module = parent_module(data_module);
         Bench {
             package,
             function,
-            module: parent_module(data_module),
+            module,
+            module_in_crate: in_crate(module),
             file,
             line,
             runs,
@@ -198,7 +217,7 @@ impl Bench {
 
     /// The case and run of this function's test item `test_name` (see [`locate_item`]).
     fn locate(&self, test_name: &str) -> Option<(&'static Case, u32)> {
-        let item = in_module(test_name, self.module)?;
+        let item = in_module(test_name, self.module_in_crate)?;
         let function = self.function;
         let (case_item, run) = match self.layout {
             Layout::Single => (item == function).then_some(("", None))?,
@@ -251,14 +270,13 @@ impl Bench {
     }
 }
 
-/// The rest of `test_name` after the module path `module`, which starts with the crate's name
-/// where a test's name does not (`evals::triage` holds `triage::bench_x`; `evals` holds
-/// `bench_x`).
-fn in_module<'a>(test_name: &'a str, module: &str) -> Option<&'a str> {
-    match module.split_once("::") {
-        Some((_, inner)) => test_name.strip_prefix(inner)?.strip_prefix("::"),
-        None => Some(test_name),
+/// The rest of `test_name` after the module path `module_in_crate` (see [`in_crate`]): module
+/// `evals::triage` holds `triage::bench_x`, module `evals` holds `bench_x`.
+fn in_module<'a>(test_name: &'a str, module_in_crate: &str) -> Option<&'a str> {
+    if module_in_crate.is_empty() {
+        return Some(test_name);
     }
+    test_name.strip_prefix(module_in_crate)?.strip_prefix("::")
 }
 
 /// The case and the 1-based run of the generated test item named `test_name`, or `None` for
@@ -287,9 +305,9 @@ fn item_names_among(benches: &[&'static Bench]) -> (Vec<CaseInfo>, Vec<(String, 
     let mut cases = Vec::new();
     let mut items = Vec::new();
     for bench in benches {
-        let module = match bench.module.split_once("::") {
-            Some((_, inner)) => format!("{inner}::"),
-            None => String::new(),
+        let module = match bench.module_in_crate {
+            "" => String::new(),
+            inner => format!("{inner}::"),
         };
         for case in bench.cases {
             let index = cases.len() as u32;
@@ -448,10 +466,15 @@ struct CaseStates {
     overflow: Mutex<BTreeMap<usize, &'static CaseState>>,
 }
 
+/// How many cases this binary's benches have: what a session report leaves room for.
+pub(crate) fn case_count() -> usize {
+    BENCHES.iter().map(|bench| bench.cases.len()).sum()
+}
+
 fn states() -> &'static CaseStates {
     static STATES: OnceLock<CaseStates> = OnceLock::new();
     STATES.get_or_init(|| {
-        let cases: usize = BENCHES.iter().map(|bench| bench.cases.len()).sum();
+        let cases = case_count();
         let size = (cases * 2).max(16).next_power_of_two();
         CaseStates {
             cells: (0..size).map(|_| OnceLock::new()).collect(),

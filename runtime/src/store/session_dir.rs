@@ -60,6 +60,9 @@ pub struct SessionData {
     pub unrecorded: u64,
     /// The report's path as the processes resolved it (the last one's), to check it exists.
     pub report_path: Option<PathBuf>,
+    /// Errors [`Session::reconcile`] added for tests that left no record: the report the
+    /// processes kept does not hold them.
+    pub reconciled: u64,
     /// The generated items of the session's test binaries, by `<binary id>$<test name>`, as
     /// nextest listed them: what case and run each holds (see [`Session::reconcile`]).
     pub(crate) items: HashMap<String, (CaseInfo, u32)>,
@@ -425,6 +428,7 @@ impl Session {
             data.open.push(None);
             added += 1;
         }
+        data.reconciled = added;
         if added == 0 {
             return Ok(data);
         }

@@ -109,6 +109,7 @@ impl SessionWriter {
         per_test: bool,
         report: Option<(String, PathBuf)>,
         stats: &StatsConfig,
+        cases: fn() -> usize,
     ) -> io::Result<SessionWriter> {
         let named = report
             .as_ref()
@@ -119,7 +120,8 @@ impl SessionWriter {
         } else {
             SlotFile::create(session.dir(), log.proc_id()).ok()
         };
-        let report = report.map(|(_, path)| ReportFile::new(session, path, stats.clone()));
+        let report = report
+            .map(|(_, path)| ReportFile::new(session, path, stats.clone()).with_room_for(cases));
         Ok(SessionWriter {
             log,
             slots,
@@ -447,6 +449,7 @@ mod tests {
             true,
             Some(("report.json".into(), path.clone())),
             &StatsConfig::default(),
+            || 1,
         )
         .expect("opened");
         assert!(writer.wants_descriptions());
@@ -472,6 +475,7 @@ mod tests {
             false,
             Some(("report.json".into(), path.clone())),
             &StatsConfig::default(),
+            || 1,
         )
         .expect("opened");
         assert!(!writer.wants_descriptions());
@@ -510,6 +514,7 @@ mod tests {
                 false,
                 Some(("report.json".into(), path.clone())),
                 &StatsConfig::default(),
+                || 1,
             )
             .expect("opened")
         };
@@ -572,6 +577,7 @@ mod tests {
                 per_test,
                 Some(("report.json".into(), path.clone())),
                 &StatsConfig::default(),
+                || 1,
             )
             .expect("opened")
         };
@@ -606,8 +612,9 @@ mod tests {
     fn a_process_of_many_runs_records_them_in_slots_and_their_texts_in_the_log() {
         let sessions = temp_sessions("writer-slots");
         let session = Session::new(&sessions, "s");
-        let writer = SessionWriter::open(session.clone(), false, None, &StatsConfig::default())
-            .expect("opened");
+        let writer =
+            SessionWriter::open(session.clone(), false, None, &StatsConfig::default(), || 1)
+                .expect("opened");
         let slot_ref = OnceLock::new();
         run(&writer, (0, &slot_ref), "classify::a", Outcome::Pass, true);
         run(&writer, (1, &slot_ref), "classify::a", Outcome::Fail, false);

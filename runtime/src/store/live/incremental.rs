@@ -244,13 +244,20 @@ impl ReportFile {
                 }
                 if last {
                     // The last record: its slot's room for a longer record is given back, so
-                    // that a session whose runs end in the order they start leaves no spaces.
+                    // that a session whose runs end in the order they start leaves no spaces
+                    // but the few after the end, which the next record's slot takes. The file
+                    // keeps its length (spaces after the report are whitespace): truncating it
+                    // costs a run more than the bytes saved.
+                    let end = open.slot.offset + record_text.len() as u64;
                     let mut text = record_text;
                     text.push_str(TAIL);
+                    let to_end = (index.file_len - open.slot.offset).max(text.len() as u64);
+                    let Some(text) = padded(text, to_end) else {
+                        return Ok(Incremental::Rebuild);
+                    };
                     write_at(report, open.slot.offset, text.as_bytes())?;
-                    index.records_end = open.slot.offset + (text.len() - TAIL.len()) as u64;
-                    index.file_len = index.records_end + TAIL.len() as u64;
-                    report.set_len(index.file_len)?;
+                    index.records_end = end;
+                    index.file_len = open.slot.offset + to_end;
                 } else {
                     let Some(text) = padded(record_text, cover) else {
                         return Ok(Incremental::Rebuild);
@@ -339,7 +346,8 @@ impl ReportFile {
         write_at(report, index.records_end, bytes.as_bytes())?;
         index.records_end = offset + capacity;
         index.record_count += 1;
-        index.file_len = index.records_end + TAIL.len() as u64;
+        // A file whose last record gave back its room is longer than its content: spaces.
+        index.file_len = index.file_len.max(index.records_end + TAIL.len() as u64);
         Ok(Slot { offset, capacity })
     }
 }

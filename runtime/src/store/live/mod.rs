@@ -137,6 +137,10 @@ pub(crate) struct ReportFile {
     stream: bool,
     /// The statistics settings rows are judged with.
     stats: StatsConfig,
+    /// How many rows the report should have room for: the cases this process knows of (its
+    /// test binary's), so that a session of one binary never rebuilds for want of room. Asked
+    /// at a rebuild only: counting them costs more than a run's patch.
+    expected_rows: fn() -> usize,
     handles: Mutex<Handles>,
 }
 
@@ -153,8 +157,15 @@ impl ReportFile {
             path,
             stream,
             stats,
+            expected_rows: || 0,
             handles: Mutex::new(Handles::default()),
         }
+    }
+
+    /// The report, with room for as many rows as `rows` says when it is rebuilt.
+    pub(crate) fn with_room_for(mut self, rows: fn() -> usize) -> ReportFile {
+        self.expected_rows = rows;
+        self
     }
 
     /// Where the session's report state lives: the lock, and a directory per report path.

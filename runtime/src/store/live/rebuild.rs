@@ -18,10 +18,8 @@ use crate::store::session_dir::{note_store, SessionData};
 use crate::types::key::CaseKey;
 use crate::types::time::rfc3339_now;
 
-/// Free space for new rows left by a rebuild, at least: room for a few cases. The room is as
-/// large as the rows already there, so it doubles at each rebuild that runs out of it and
-/// rebuilds stay logarithmic in the number of cases, while a small report stays small. JSON
-/// reads the spaces as whitespace.
+/// Free space for new rows left by a rebuild, at least: room for a few cases (see
+/// `ReportFile::room_for_rows`). JSON reads the spaces as whitespace.
 const MIN_ROWS_FREE: u64 = 2 * 1024;
 
 impl ReportFile {
@@ -88,7 +86,11 @@ impl ReportFile {
             states.push(state);
         }
         let rows_free = text.len() as u64;
-        let free = (rows_free - rows_start).max(MIN_ROWS_FREE);
+        let free = match patchable {
+            // Never patched: a process that would patch it rebuilds it first.
+            Patchable::No => 0,
+            Patchable::Yes => self.room_for_rows(rows_free - rows_start, report.rows.len()),
+        };
         text.push_str(&" ".repeat(free as usize));
         let rows_end = text.len() as u64;
         text.push_str("\n],\"records\":[");
@@ -217,6 +219,15 @@ impl ReportFile {
                 Err(error)
             }
         }
+    }
+
+    /// Free space for new rows, after `rows` rows taking `used` bytes: as much as they take (so
+    /// that it doubles when it runs out, and rebuilds stay logarithmic in the number of cases),
+    /// room for the cases this process knows of that have no row yet, and a few rows at least.
+    fn room_for_rows(&self, used: u64, rows: usize) -> u64 {
+        let per_row = if rows == 0 { 512 } else { used / rows as u64 };
+        let missing = ((self.expected_rows)() as u64).saturating_sub(rows as u64);
+        used.max(missing * per_row).max(MIN_ROWS_FREE)
     }
 
     /// Whether the report is a character device or a FIFO, written whole, never patched.
