@@ -5,6 +5,7 @@
 //! ...` works too. Errors of its own (a missing file, a file that is not a probtest report, an
 //! unknown session) print one `error: ...` line on stderr and exit with 2.
 
+mod doctor;
 mod error;
 mod merge;
 mod report;
@@ -16,6 +17,7 @@ use std::io::Write;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::doctor::{DoctorArgs, ReproArgs};
 use crate::error::{Error, EXIT_ERROR};
 use crate::merge::MergeArgs;
 use crate::report::ReportArgs;
@@ -71,6 +73,25 @@ pub enum Command {
     #[command(after_help = "Example:\n  \
         cargo probtest merge shard1.json shard2.json -o all.json")]
     Merge(MergeArgs),
+
+    /// Say why a test is flaky, and print a command that makes it fail every time.
+    ///
+    /// Builds the tests once, then runs the test's binary directly, one fresh process per run:
+    /// a baseline, then the wall clock and the OS's entropy pinned and provoked, the tests
+    /// before it in one thread, the tests beside it in parallel. A diagnosis is verified n/n,
+    /// checked against a benign value (the counterfactual) and against the baseline's rate
+    /// (Fisher's exact test). Exit 0 when a diagnosis was made, 1 when the test is not flaky or
+    /// nothing could be attributed, 2 for bad input.
+    #[command(after_help = "Examples:\n  \
+        cargo probtest doctor billing::invoice_ids_stable\n  \
+        cargo probtest doctor racy_victim -p evals --test parallel --json doctor.json")]
+    Doctor(DoctorArgs),
+
+    /// Run the repro the doctor printed: the test under the diagnosed perturbation.
+    ///
+    /// Exit 101 when the test failed (reproduced), 1 with DID NOT REPRODUCE when it passed, 2
+    /// for a blob that is not valid, of a newer version, or for a test that is not there.
+    Repro(ReproArgs),
 }
 
 /// The arguments cargo passes, or the direct invocation's with the `probtest` cargo would have
@@ -95,6 +116,8 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
         Command::Run(args) => run::run(args),
         Command::Report(args) => report::report(args),
         Command::Merge(args) => merge::merge_command(args),
+        Command::Doctor(args) => doctor::doctor(args),
+        Command::Repro(args) => doctor::repro(args),
     }
 }
 

@@ -1,0 +1,427 @@
+/* The LD_PRELOAD library of `cargo probtest doctor`: it pins a test process's entropy and wall
+ * clock to what the doctor's environment variables say, so that a run can be repeated with the
+ * same seed or moved to another instant, and calls straight through to libc when they are unset.
+ *
+ * PROBTEST_DOCTOR_SEED=<u64, decimal>
+ *     getrandom(), getentropy() and syscall(SYS_getrandom, ...) fill their buffers from one
+ *     splitmix64 stream seeded with it. The stream is process-wide and advances with every call,
+ *     from any thread, in 8-byte blocks, so the same sequence of calls gets the same bytes.
+ * PROBTEST_DOCTOR_TIME=<unix seconds, decimal, optional fraction>
+ *     clock_gettime(CLOCK_REALTIME or CLOCK_REALTIME_COARSE), gettimeofday() and time() read
+ *     that instant at the process's first such read, and from then on it advances with the real
+ *     CLOCK_MONOTONIC, so sleeps and timeouts measured against the wall clock still behave.
+ * PROBTEST_DOCTOR_TIME_FROZEN=1
+ *     The wall clock stays at PROBTEST_DOCTOR_TIME. 0 means not frozen.
+ *
+ * An empty variable counts as unset. A malformed one costs one line on stderr naming it and its
+ * value, and its axis calls through: a typo must not crash the test it was meant to probe.
+ * Other clocks (CLOCK_MONOTONIC, which Rust's Instant reads, the CPU clocks, ...) always call
+ * through.
+ *
+ * Why each entry point:
+ * - std's HashMap keys and std::random call the `getrandom` symbol through a weak dynamic
+ *   reference (`w getrandom@GLIBC_2.25` in a test binary's dynamic symbols), falling back to a
+ *   raw syscall only when no such symbol exists. Interposing `getrandom` covers them.
+ * - getrandom 0.3 (rand 0.9) and 0.4 look `getrandom` up with dlsym(RTLD_DEFAULT), which finds
+ *   this library first; only when that lookup fails do they read /dev/urandom.
+ * - getrandom 0.2 (rand 0.8) calls syscall(SYS_getrandom, ...) through libc, hence `syscall`.
+ * - Their /dev/urandom fallbacks run only when getrandom fails with ENOSYS or EPERM (or EAGAIN
+ *   for std's non-blocking HashMap keys), which never happens here while a seed is set, so file
+ *   reads are left alone.
+ * - glibc's getentropy() calls the kernel without going through the `getrandom` symbol.
+ * - std's SystemTime::now() calls clock_gettime(CLOCK_REALTIME) on 64-bit glibc targets (32-bit
+ *   ones call __clock_gettime64, which is not interposed).
+ * Code that issues the syscall instruction itself (getrandom's `linux_raw` backend, Go, static
+ * binaries) cannot be reached by a preloaded library.
+ */
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/select.h> /* struct timeval, without <sys/time.h>'s gettimeofday prototype,
+                           whose second parameter changed type across glibc versions */
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+#define ENV_SEED "PROBTEST_DOCTOR_SEED"
+#define ENV_TIME "PROBTEST_DOCTOR_TIME"
+#define ENV_TIME_FROZEN "PROBTEST_DOCTOR_TIME_FROZEN"
+
+#ifndef GRND_NONBLOCK
+#define GRND_NONBLOCK 0x0001
+#endif
+#ifndef GRND_RANDOM
+#define GRND_RANDOM 0x0002
+#endif
+#ifndef GRND_INSECURE
+#define GRND_INSECURE 0x0004
+#endif
+
+/* The kernel hands out at most this much per getrandom call (MAX_RW_COUNT on 4 KiB pages);
+ * callers loop on short reads, and it keeps the count within ssize_t. */
+#define GETRANDOM_MAX ((size_t)0x7ffff000)
+
+#define NSEC_PER_SEC 1000000000LL
+
+/* ---------------------------------------------------------------- settings */
+
+struct settings {
+    int seeded;
+    uint64_t seed;
+    int timed;
+    int frozen;
+    int64_t time_sec;
+    int64_t time_nsec;
+};
+
+static struct settings settings_value;
+/* 0: not read yet, 1: being read, 2: ready in settings_value. */
+static int settings_state;
+
+/* stderr by write(2): stdio may not be usable yet, nor safe from every caller. One write, so
+ * that lines from concurrent processes do not interleave. */
+static void warn_malformed(const char *name, const char *value, const char *why) {
+    char line[320];
+    size_t n = 0;
+    const char *parts[] = {"probtest-preload: ignoring ", name, "=\"", value, "\": ", why};
+    for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+        for (const char *c = parts[p]; *c != '\0' && n < sizeof line - 1; c++) {
+            line[n++] = *c;
+        }
+    }
+    line[n++] = '\n';
+    ssize_t written = write(STDERR_FILENO, line, n);
+    (void)written;
+}
+
+/* By hand rather than strtoull/strtod: no locale, no leading sign or space accepted, and
+ * overflow is an error instead of a clamp. */
+static int parse_u64(const char *text, uint64_t *out) {
+    uint64_t value = 0;
+    if (*text == '\0') {
+        return 0;
+    }
+    for (const char *c = text; *c != '\0'; c++) {
+        if (*c < '0' || *c > '9') {
+            return 0;
+        }
+        uint64_t digit = (uint64_t)(*c - '0');
+        if (value > (UINT64_MAX - digit) / 10) {
+            return 0;
+        }
+        value = value * 10 + digit;
+    }
+    *out = value;
+    return 1;
+}
+
+/* Seconds are capped well below INT64_MAX so that adding the elapsed monotonic time can never
+ * overflow; a fraction keeps its first nine digits. */
+static int parse_instant(const char *text, int64_t *sec, int64_t *nsec) {
+    const int64_t max_sec = INT64_MAX / 4;
+    int64_t whole = 0;
+    int64_t fraction = 0;
+    const char *c = text;
+    if (*c < '0' || *c > '9') {
+        return 0;
+    }
+    for (; *c >= '0' && *c <= '9'; c++) {
+        whole = whole * 10 + (*c - '0');
+        if (whole > max_sec) {
+            return 0;
+        }
+    }
+    if (*c == '.') {
+        c++;
+        if (*c < '0' || *c > '9') {
+            return 0;
+        }
+        int digits = 0;
+        for (; *c >= '0' && *c <= '9'; c++) {
+            if (digits < 9) {
+                fraction = fraction * 10 + (*c - '0');
+                digits++;
+            }
+        }
+        for (; digits < 9; digits++) {
+            fraction *= 10;
+        }
+    }
+    if (*c != '\0') {
+        return 0;
+    }
+    *sec = whole;
+    *nsec = fraction;
+    return 1;
+}
+
+/* `warn` is 0 for a thread that lost the race to read them first: the winner reports. */
+static struct settings read_settings(int warn) {
+    struct settings s = {0};
+    const char *seed = getenv(ENV_SEED);
+    if (seed != NULL && *seed != '\0') {
+        if (parse_u64(seed, &s.seed)) {
+            s.seeded = 1;
+        } else if (warn) {
+            warn_malformed(ENV_SEED, seed, "not a decimal u64; entropy is left real");
+        }
+    }
+
+    const char *instant = getenv(ENV_TIME);
+    if (instant != NULL && *instant != '\0') {
+        if (parse_instant(instant, &s.time_sec, &s.time_nsec)) {
+            s.timed = 1;
+        } else if (warn) {
+            warn_malformed(ENV_TIME, instant,
+                           "not unix seconds (digits, optionally .digits); the clock is left real");
+        }
+    }
+
+    const char *frozen = getenv(ENV_TIME_FROZEN);
+    if (frozen != NULL && *frozen != '\0') {
+        if (frozen[0] == '1' && frozen[1] == '\0') {
+            s.frozen = 1;
+        } else if (!(frozen[0] == '0' && frozen[1] == '\0') && warn) {
+            warn_malformed(ENV_TIME_FROZEN, frozen, "neither 1 nor 0; the clock is not frozen");
+        }
+    }
+    if (s.frozen && !s.timed) {
+        s.frozen = 0;
+        if (warn) {
+            warn_malformed(ENV_TIME_FROZEN, frozen,
+                           "set without a valid " ENV_TIME "; nothing to freeze");
+        }
+    }
+    return s;
+}
+
+/* Read on first use, not in a constructor: another library's constructor may call in before
+ * this one's has run. A caller that finds another one reading them (another thread, or a signal
+ * handler interrupting the reader) reads them for itself instead of waiting, so that nothing
+ * can wait on itself. */
+static struct settings settings(void) {
+    if (__atomic_load_n(&settings_state, __ATOMIC_ACQUIRE) == 2) {
+        return settings_value;
+    }
+    int expected = 0;
+    if (!__atomic_compare_exchange_n(&settings_state, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        return expected == 2 ? settings_value : read_settings(0);
+    }
+    settings_value = read_settings(1);
+    __atomic_store_n(&settings_state, 2, __ATOMIC_RELEASE);
+    return settings_value;
+}
+
+/* ---------------------------------------------------------------- the next definitions */
+
+/* Looked up once each; a lookup that found nothing is retried, which costs only the calls that
+ * would otherwise have nothing to call. */
+static void *next_symbol(void **slot, const char *name) {
+    void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (fn == NULL) {
+        fn = dlsym(RTLD_NEXT, name);
+        __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+    }
+    return fn;
+}
+
+typedef ssize_t (*getrandom_fn)(void *, size_t, unsigned int);
+typedef int (*getentropy_fn)(void *, size_t);
+typedef long (*syscall_fn)(long, ...);
+typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
+typedef int (*gettimeofday_fn)(struct timeval *, void *);
+typedef time_t (*time_fn)(time_t *);
+
+static void *next_getrandom_slot;
+static void *next_getentropy_slot;
+static void *next_syscall_slot;
+static void *next_clock_gettime_slot;
+static void *next_gettimeofday_slot;
+static void *next_time_slot;
+
+static syscall_fn next_syscall(void) {
+    return (syscall_fn)next_symbol(&next_syscall_slot, "syscall");
+}
+
+static clock_gettime_fn next_clock_gettime(void) {
+    return (clock_gettime_fn)next_symbol(&next_clock_gettime_slot, "clock_gettime");
+}
+
+/* ---------------------------------------------------------------- entropy */
+
+/* How many 8-byte blocks of the stream have been handed out. Claiming a range with one atomic
+ * add keeps concurrent callers from ever sharing bytes, without a lock. */
+static uint64_t stream_blocks;
+
+static uint64_t splitmix64(uint64_t state) {
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void fill_from_stream(uint64_t seed, unsigned char *buf, size_t len) {
+    uint64_t blocks = (len + 7) / 8;
+    uint64_t first = __atomic_fetch_add(&stream_blocks, blocks, __ATOMIC_RELAXED);
+    for (uint64_t b = 0; b < blocks; b++) {
+        uint64_t word = splitmix64(seed + (first + b + 1) * 0x9e3779b97f4a7c15ULL);
+        /* Little-endian by hand, so a seed means the same bytes on every architecture. */
+        for (size_t i = 0; i < 8 && b * 8 + i < len; i++) {
+            buf[b * 8 + i] = (unsigned char)(word >> (8 * i));
+        }
+    }
+}
+
+/* getrandom(2)'s contract while seeded: the flags the kernel would refuse are still refused
+ * (std probes GRND_INSECURE by its EINVAL on old kernels), and nothing ever blocks. */
+static ssize_t seeded_getrandom(uint64_t seed, void *buf, size_t len, unsigned int flags) {
+    if ((flags & ~(unsigned int)(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE)) != 0 ||
+        (flags & (GRND_RANDOM | GRND_INSECURE)) == (GRND_RANDOM | GRND_INSECURE)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (len > GETRANDOM_MAX) {
+        len = GETRANDOM_MAX;
+    }
+    if (len > 0 && buf == NULL) {
+        errno = EFAULT;
+        return -1;
+    }
+    fill_from_stream(seed, buf, len);
+    return (ssize_t)len;
+}
+
+EXPORT ssize_t getrandom(void *buf, size_t len, unsigned int flags) {
+    struct settings s = settings();
+    if (s.seeded) {
+        return seeded_getrandom(s.seed, buf, len, flags);
+    }
+    getrandom_fn next = (getrandom_fn)next_symbol(&next_getrandom_slot, "getrandom");
+    if (next != NULL) {
+        return next(buf, len, flags);
+    }
+    /* A libc older than getrandom(): std bound its weak reference to this definition, so it
+     * expects what its own fallback would have done. */
+    return (ssize_t)next_syscall()(SYS_getrandom, buf, len, flags);
+}
+
+EXPORT int getentropy(void *buf, size_t len) {
+    struct settings s = settings();
+    if (s.seeded) {
+        if (len > 256) {
+            errno = EIO;
+            return -1;
+        }
+        return seeded_getrandom(s.seed, buf, len, 0) < 0 ? -1 : 0;
+    }
+    getentropy_fn next = (getentropy_fn)next_symbol(&next_getentropy_slot, "getentropy");
+    if (next == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return next(buf, len);
+}
+
+/* Every Linux system call takes at most six register-sized arguments, and glibc's syscall()
+ * itself reads six, whatever the caller passed; forwarding six keeps every other call as it
+ * was. */
+EXPORT long syscall(long number, ...) {
+    va_list args;
+    va_start(args, number);
+    long a1 = va_arg(args, long);
+    long a2 = va_arg(args, long);
+    long a3 = va_arg(args, long);
+    long a4 = va_arg(args, long);
+    long a5 = va_arg(args, long);
+    long a6 = va_arg(args, long);
+    va_end(args);
+    if (number == SYS_getrandom) {
+        struct settings s = settings();
+        if (s.seeded) {
+            return (long)seeded_getrandom(s.seed, (void *)a1, (size_t)a2, (unsigned int)a3);
+        }
+    }
+    return next_syscall()(number, a1, a2, a3, a4, a5, a6);
+}
+
+/* ---------------------------------------------------------------- wall clock */
+
+/* CLOCK_MONOTONIC at the first wall-clock read, plus one so that 0 means "not yet". */
+static int64_t anchor_plus_one;
+
+static int shifted_realtime(const struct settings *s, struct timespec *out) {
+    int64_t elapsed = 0;
+    if (!s->frozen) {
+        struct timespec mono;
+        if (next_clock_gettime()(CLOCK_MONOTONIC, &mono) != 0) {
+            return -1;
+        }
+        int64_t now = (int64_t)mono.tv_sec * NSEC_PER_SEC + mono.tv_nsec;
+        int64_t expected = 0;
+        __atomic_compare_exchange_n(&anchor_plus_one, &expected, now + 1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE);
+        int64_t anchor = __atomic_load_n(&anchor_plus_one, __ATOMIC_ACQUIRE) - 1;
+        /* A thread that read the monotonic clock just before another one set the anchor
+         * would otherwise see the wall clock start slightly before the given instant. */
+        elapsed = now > anchor ? now - anchor : 0;
+    }
+    int64_t nsec = s->time_nsec + elapsed % NSEC_PER_SEC;
+    out->tv_sec = (time_t)(s->time_sec + elapsed / NSEC_PER_SEC + nsec / NSEC_PER_SEC);
+    out->tv_nsec = (long)(nsec % NSEC_PER_SEC);
+    return 0;
+}
+
+EXPORT int clock_gettime(clockid_t clock, struct timespec *ts) {
+    if (clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE) {
+        struct settings s = settings();
+        if (s.timed) {
+            return shifted_realtime(&s, ts);
+        }
+    }
+    return next_clock_gettime()(clock, ts);
+}
+
+EXPORT int gettimeofday(struct timeval *tv, void *tz) {
+    struct settings s = settings();
+    gettimeofday_fn next = (gettimeofday_fn)next_symbol(&next_gettimeofday_slot, "gettimeofday");
+    if (!s.timed) {
+        return next(tv, tz);
+    }
+    /* The obsolete timezone is not the doctor's business: libc still fills it. */
+    if (tz != NULL && next(NULL, tz) != 0) {
+        return -1;
+    }
+    if (tv != NULL) {
+        struct timespec now;
+        if (shifted_realtime(&s, &now) != 0) {
+            return -1;
+        }
+        tv->tv_sec = now.tv_sec;
+        tv->tv_usec = (suseconds_t)(now.tv_nsec / 1000);
+    }
+    return 0;
+}
+
+EXPORT time_t time(time_t *out) {
+    struct settings s = settings();
+    if (!s.timed) {
+        return ((time_fn)next_symbol(&next_time_slot, "time"))(out);
+    }
+    struct timespec now;
+    if (shifted_realtime(&s, &now) != 0) {
+        return (time_t)-1;
+    }
+    if (out != NULL) {
+        *out = now.tv_sec;
+    }
+    return now.tv_sec;
+}

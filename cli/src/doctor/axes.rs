@@ -1,0 +1,331 @@
+//! The axes of nondeterminism the doctor varies, and the perturbations on each: a value that
+//! controls the axis (its nondeterminism pinned to a benign value), values that provoke it, and
+//! how a perturbation reaches a test process (environment variables read by the preload
+//! library, or which sibling tests run beside the victim and how).
+
+use std::fmt;
+
+use serde_json::{json, Value};
+
+use crate::doctor::preload::{ENV_SEED, ENV_TIME, ENV_TIME_FROZEN};
+
+/// An axis of nondeterminism.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    /// The wall clock.
+    Time,
+    /// What the process draws from the OS: std's `HashMap` keys, `rand`'s seeds, UUIDs.
+    Entropy,
+    /// Tests that ran before the victim in its process.
+    Order,
+    /// Tests that run beside the victim, as threads of its process.
+    Parallel,
+}
+
+impl Axis {
+    /// Every axis, in the order the doctor tries them.
+    pub const ALL: [Axis; 4] = [Axis::Entropy, Axis::Time, Axis::Order, Axis::Parallel];
+
+    /// The axis's name, as `--axes` and the verdicts spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Time => "time",
+            Axis::Entropy => "entropy",
+            Axis::Order => "order",
+            Axis::Parallel => "parallel",
+        }
+    }
+
+    /// The axis named `name`.
+    pub fn parse(name: &str) -> Result<Axis, String> {
+        Axis::ALL
+            .into_iter()
+            .find(|axis| axis.name() == name.trim())
+            .ok_or_else(|| {
+                format!(
+                    "unknown axis `{name}`; the axes are {}",
+                    Axis::ALL.map(Axis::name).join(", ")
+                )
+            })
+    }
+
+    /// Whether the axis is varied through the preload library.
+    pub fn needs_preload(self) -> bool {
+        matches!(self, Axis::Time | Axis::Entropy)
+    }
+}
+
+impl fmt::Display for Axis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A wall clock pinned by the preload library.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Clock {
+    /// Where it starts: seconds since the Unix epoch.
+    pub at: f64,
+    /// Whether it stays there.
+    pub frozen: bool,
+}
+
+/// What a run changes in the victim's process.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Perturbation {
+    /// The seed of every draw from the OS.
+    pub seed: Option<u64>,
+    /// The wall clock.
+    pub clock: Option<Clock>,
+}
+
+impl Perturbation {
+    /// Nothing changed.
+    pub fn none() -> Perturbation {
+        Perturbation::default()
+    }
+
+    /// Whether the run needs the preload library.
+    pub fn needs_preload(&self) -> bool {
+        self.seed.is_some() || self.clock.is_some()
+    }
+
+    /// The environment variables that apply it.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        let mut env = Vec::new();
+        if let Some(seed) = self.seed {
+            env.push((ENV_SEED, seed.to_string()));
+        }
+        if let Some(clock) = self.clock {
+            env.push((ENV_TIME, format!("{:.3}", clock.at)));
+            if clock.frozen {
+                env.push((ENV_TIME_FROZEN, "1".to_string()));
+            }
+        }
+        env
+    }
+
+    /// The perturbation as the repro blob records it.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "seed": self.seed,
+            "clock": self.clock.map(|clock| json!({"at": clock.at, "frozen": clock.frozen})),
+        })
+    }
+
+    /// A perturbation from the repro blob, strictly: anything unexpected is an error.
+    pub fn from_json(value: &Value) -> Result<Perturbation, String> {
+        let object = value
+            .as_object()
+            .ok_or("the perturbation is not an object")?;
+        if let Some(key) = object
+            .keys()
+            .find(|key| !["seed", "clock"].contains(&key.as_str()))
+        {
+            return Err(format!("unknown perturbation field `{key}`"));
+        }
+        let seed = match object.get("seed") {
+            None | Some(Value::Null) => None,
+            Some(seed) => Some(seed.as_u64().ok_or("the seed is not a whole number")?),
+        };
+        let clock = match object.get("clock") {
+            None | Some(Value::Null) => None,
+            Some(clock) => Some(Clock {
+                at: clock
+                    .get("at")
+                    .and_then(Value::as_f64)
+                    .filter(|at| at.is_finite() && *at >= 0.0)
+                    .ok_or("the clock has no valid `at`")?,
+                frozen: clock
+                    .get("frozen")
+                    .and_then(Value::as_bool)
+                    .ok_or("the clock has no `frozen`")?,
+            }),
+        };
+        Ok(Perturbation { seed, clock })
+    }
+}
+
+/// The seed that controls the entropy axis.
+pub const CONTROL_SEED: u64 = 0x5eed;
+
+/// The instant that controls the time axis: mid-second, mid-minute, mid-day, mid-month, mid-year
+/// (2021-06-15 12:30:30.5 UTC), flowing.
+pub const CONTROL_CLOCK: Clock = Clock {
+    at: 1_623_760_230.5,
+    frozen: false,
+};
+
+/// Every preload axis controlled: what the control sweep runs under.
+pub fn control(axes: &[Axis]) -> Perturbation {
+    Perturbation {
+        seed: axes.contains(&Axis::Entropy).then_some(CONTROL_SEED),
+        clock: axes.contains(&Axis::Time).then_some(CONTROL_CLOCK),
+    }
+}
+
+/// Every preload axis controlled at other values than [`control`]'s: with it, a test that
+/// fails under both fails whatever the pinned values.
+pub fn control_otherwise(axes: &[Axis]) -> Perturbation {
+    Perturbation {
+        seed: axes.contains(&Axis::Entropy).then_some(CONTROL_SEED + 1),
+        clock: axes.contains(&Axis::Time).then_some(Clock {
+            // A day and a quarter-second later: still mid-everything.
+            at: CONTROL_CLOCK.at + 86_400.25,
+            frozen: false,
+        }),
+    }
+}
+
+/// A value that provokes an axis, with its label.
+pub struct Provocation {
+    pub label: String,
+    pub perturbation: Perturbation,
+}
+
+/// The provoking values of a preload axis.
+pub fn provocations(axis: Axis) -> Vec<Provocation> {
+    match axis {
+        Axis::Entropy => (1..=8u64)
+            .map(|seed| Provocation {
+                label: format!("entropy seed {seed}"),
+                perturbation: Perturbation {
+                    seed: Some(seed),
+                    clock: None,
+                },
+            })
+            .collect(),
+        Axis::Time => ADVERSARIAL_INSTANTS
+            .iter()
+            .map(|(label, at)| Provocation {
+                label: format!("clock at {label}"),
+                perturbation: Perturbation {
+                    seed: None,
+                    clock: Some(Clock {
+                        at: *at,
+                        frozen: false,
+                    }),
+                },
+            })
+            .collect(),
+        Axis::Order | Axis::Parallel => Vec::new(),
+    }
+}
+
+/// Instants where code that reads the clock breaks: the ends and starts of minutes, days,
+/// months and years, a leap day, the 32-bit `time_t` limit (UTC).
+const ADVERSARIAL_INSTANTS: &[(&str, f64)] = &[
+    ("2026-03-10 12:34:59.990 (a minute's end)", 1_773_146_099.99),
+    (
+        "2026-03-10 12:35:00.000 (a minute's start)",
+        1_773_146_100.0,
+    ),
+    (
+        "2026-06-30 23:59:59.990 (a day's and a month's end)",
+        1_782_863_999.99,
+    ),
+    ("2026-07-01 00:00:00.000 (a month's start)", 1_782_864_000.0),
+    ("2028-02-29 12:00:00.000 (a leap day)", 1_835_438_400.0),
+    ("2026-12-31 23:59:59.990 (a year's end)", 1_798_761_599.99),
+    (
+        "2038-01-19 03:14:07.000 (the 32-bit time_t limit)",
+        2_147_483_647.0,
+    ),
+];
+
+/// The benign value of a preload axis, for the counterfactual.
+pub fn benign(axis: Axis) -> Perturbation {
+    control(&[axis])
+}
+
+/// How a perturbation reads in a report.
+pub fn describe(perturbation: &Perturbation) -> String {
+    let mut parts = Vec::new();
+    if let Some(seed) = perturbation.seed {
+        parts.push(format!("entropy seed {seed}"));
+    }
+    if let Some(clock) = perturbation.clock {
+        parts.push(format!(
+            "clock at {}{}",
+            utc(clock.at),
+            if clock.frozen { ", frozen" } else { "" }
+        ));
+    }
+    if parts.is_empty() {
+        "no perturbation".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// `at` (seconds since the epoch) as `YYYY-MM-DD HH:MM:SS.mmm UTC`.
+pub fn utc(at: f64) -> String {
+    let millis = (at * 1000.0).round() as i64;
+    let (secs, ms) = (millis.div_euclid(1000), millis.rem_euclid(1000));
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{ms:03} UTC",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// The calendar date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adversarial_instants_are_what_their_labels_say() {
+        for (label, at) in ADVERSARIAL_INSTANTS {
+            let shown = utc(*at);
+            assert!(
+                label.starts_with(shown.trim_end_matches(" UTC")),
+                "{label} is {shown}"
+            );
+        }
+        assert_eq!(utc(CONTROL_CLOCK.at), "2021-06-15 12:30:30.500 UTC");
+    }
+
+    #[test]
+    fn perturbations_round_trip_and_decode_strictly() {
+        let perturbation = Perturbation {
+            seed: Some(7),
+            clock: Some(Clock {
+                at: 1_773_146_100.0,
+                frozen: true,
+            }),
+        };
+        assert_eq!(
+            Perturbation::from_json(&perturbation.to_json()),
+            Ok(perturbation)
+        );
+        assert!(Perturbation::from_json(&json!({"seed": 1, "tz": "x"})).is_err());
+        assert!(Perturbation::from_json(&json!({"seed": -1})).is_err());
+        assert!(Perturbation::from_json(&json!({"clock": {"at": "noon"}})).is_err());
+    }
+
+    #[test]
+    fn axes_parse_by_name_and_name_the_accepted_ones() {
+        assert_eq!(Axis::parse("time"), Ok(Axis::Time));
+        assert_eq!(
+            Axis::parse("weather"),
+            Err("unknown axis `weather`; the axes are entropy, time, order, parallel".into())
+        );
+    }
+}

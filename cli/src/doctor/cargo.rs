@@ -1,0 +1,245 @@
+//! The test binaries the doctor runs: built once with `cargo test --no-run`, whose JSON
+//! messages name each binary and its package, then listed (`--list`) to find the test.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::Error;
+use crate::target;
+
+/// Which test targets to build, as `cargo test` selects them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// `-p PKG`, any number.
+    pub packages: Vec<String>,
+    /// `--test TARGET`.
+    pub test_target: Option<String>,
+    /// `--lib`.
+    pub lib: bool,
+    /// More `cargo test` arguments (features, profile).
+    pub extra: Vec<OsString>,
+}
+
+impl Selection {
+    /// The arguments that select the same targets for `cargo test`.
+    pub fn cargo_args(&self) -> Vec<OsString> {
+        let mut args = Vec::new();
+        for package in &self.packages {
+            args.push("-p".into());
+            args.push(package.into());
+        }
+        if let Some(test) = &self.test_target {
+            args.push("--test".into());
+            args.push(test.into());
+        }
+        if self.lib {
+            args.push("--lib".into());
+        }
+        args.extend(self.extra.iter().cloned());
+        args
+    }
+}
+
+/// A test binary cargo built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestBinary {
+    /// The executable.
+    pub path: PathBuf,
+    /// Its package's name.
+    pub package: String,
+    /// Its target's name (`evals` for `tests/evals.rs`).
+    pub target: String,
+    /// Its target's kind as cargo names it: `test`, `lib`, `bin`, ...
+    pub kind: String,
+    /// The package's directory: where cargo runs the binary, and `CARGO_MANIFEST_DIR`.
+    pub manifest_dir: PathBuf,
+}
+
+impl TestBinary {
+    /// The `cargo test` arguments that select this binary alone.
+    pub fn select_args(&self) -> Vec<String> {
+        let mut args = vec!["-p".to_string(), self.package.clone()];
+        match self.kind.as_str() {
+            "lib" | "rlib" | "proc-macro" | "cdylib" | "dylib" | "staticlib" => {
+                args.push("--lib".into())
+            }
+            kind => {
+                args.push(format!("--{kind}"));
+                args.push(self.target.clone());
+            }
+        }
+        args
+    }
+
+    /// The names of the binary's tests, in the order libtest runs them (by name), ignored ones
+    /// left out.
+    pub fn tests(&self) -> Result<Vec<String>, Error> {
+        let output = Command::new(&self.path)
+            .args(["--list", "--format", "terse"])
+            .current_dir(&self.manifest_dir)
+            .env("PROB_SUMMARY", "0")
+            .stderr(Stdio::null())
+            .output()
+            .map_err(|error| {
+                Error::about(self.path.display(), format!("cannot list tests ({error})"))
+            })?;
+        let mut names: Vec<String> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| line.strip_suffix(": test"))
+            .map(str::to_string)
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+}
+
+/// Builds the selected test targets and returns their binaries.
+pub fn build(selection: &Selection) -> Result<Vec<TestBinary>, Error> {
+    let cargo = target::cargo();
+    let output = Command::new(&cargo)
+        .args([
+            "test",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
+        .args(selection.cargo_args())
+        // Cargo's progress is kept back: the doctor's own stderr says one line per phase. It
+        // is shown when the build fails.
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|error| Error::about("cargo test --no-run", format!("cannot start ({error})")))?;
+    if !output.status.success() {
+        use std::io::Write;
+        let _ = std::io::stderr().lock().write_all(&output.stderr);
+        return Err(Error::new(
+            "cargo test --no-run failed: the tests do not build (see above)",
+        ));
+    }
+    let binaries: Vec<TestBinary> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(artifact)
+        .collect();
+    if binaries.is_empty() {
+        return Err(Error::new(
+            "cargo test --no-run built no test binary for this selection",
+        ));
+    }
+    Ok(binaries)
+}
+
+/// The test binary a `compiler-artifact` message names, if it names one.
+fn artifact(line: &str) -> Option<TestBinary> {
+    let message: serde_json::Value = serde_json::from_str(line).ok()?;
+    if message.get("reason")?.as_str()? != "compiler-artifact"
+        || !message.get("profile")?.get("test")?.as_bool()?
+    {
+        return None;
+    }
+    let path = PathBuf::from(message.get("executable")?.as_str()?);
+    let target = message.get("target")?;
+    let manifest = Path::new(message.get("manifest_path")?.as_str()?);
+    Some(TestBinary {
+        path,
+        package: package_name(message.get("package_id")?.as_str()?)?,
+        target: target.get("name")?.as_str()?.to_string(),
+        kind: target.get("kind")?.get(0)?.as_str()?.to_string(),
+        manifest_dir: manifest.parent()?.to_path_buf(),
+    })
+}
+
+/// A package's name from cargo's package id: `path+file:///w/evals#pt-evals@0.1.0`,
+/// `path+file:///w/evals#0.1.0` (the name is the directory's), or the older
+/// `pt-evals 0.1.0 (path+file:///w/evals)`.
+fn package_name(id: &str) -> Option<String> {
+    if let Some((name, _)) = id.split_once(' ') {
+        return Some(name.to_string());
+    }
+    let (url, fragment) = id.rsplit_once('#')?;
+    match fragment.split_once('@') {
+        Some((name, _)) => Some(name.to_string()),
+        None => Some(url.rsplit('/').next()?.to_string()),
+    }
+}
+
+/// The one test named `name` among `binaries`: its binary and its list of siblings. An error
+/// lists up to ten candidates when no test or more than one has that name.
+pub fn find(binaries: &[TestBinary], name: &str) -> Result<(TestBinary, Vec<String>), Error> {
+    let mut found = Vec::new();
+    let mut all = Vec::new();
+    for binary in binaries {
+        let tests = binary.tests()?;
+        if tests.iter().any(|test| test == name) {
+            found.push((binary.clone(), tests.clone()));
+        }
+        all.extend(tests.into_iter().map(|test| (binary.target.clone(), test)));
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => {
+            let wanted = name.rsplit("::").next().unwrap_or(name);
+            let mut candidates: Vec<String> = all
+                .iter()
+                .filter(|(_, test)| test.contains(wanted))
+                .map(|(_, test)| test.clone())
+                .collect();
+            if candidates.is_empty() {
+                candidates = all.iter().map(|(_, test)| test.clone()).collect();
+            }
+            candidates.truncate(10);
+            Err(Error::new(format!(
+                "no test named `{name}` in the selected targets{}",
+                if candidates.is_empty() {
+                    String::new()
+                } else {
+                    format!("; candidates: {}", candidates.join(", "))
+                }
+            )))
+        }
+        _ => Err(Error::new(format!(
+            "`{name}` names a test in {} targets ({}); choose one with --test or --lib",
+            found.len(),
+            found
+                .iter()
+                .map(|(binary, _)| binary.target.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_names_come_from_every_id_format() {
+        for (id, name) in [
+            ("path+file:///w/evals#pt-evals@0.1.0", "pt-evals"),
+            ("path+file:///w/pt-evals#0.1.0", "pt-evals"),
+            ("pt-evals 0.1.0 (path+file:///w/evals)", "pt-evals"),
+            (
+                "registry+https://github.com/rust-lang/crates.io-index#serde@1.0.0",
+                "serde",
+            ),
+        ] {
+            assert_eq!(package_name(id).as_deref(), Some(name), "{id}");
+        }
+    }
+
+    #[test]
+    fn test_artifacts_are_read_from_cargo_messages() {
+        let line = r#"{"reason":"compiler-artifact","package_id":"path+file:///w/fx#pt-fx@0.0.0","manifest_path":"/w/fx/Cargo.toml","target":{"kind":["test"],"name":"order"},"profile":{"test":true},"executable":"/t/debug/deps/order-1"}"#;
+        let binary = artifact(line).expect("a test binary");
+        assert_eq!(binary.package, "pt-fx");
+        assert_eq!(binary.select_args(), ["-p", "pt-fx", "--test", "order"]);
+        assert_eq!(binary.manifest_dir, PathBuf::from("/w/fx"));
+        let lib = line.replace(r#"["test"]"#, r#"["lib"]"#);
+        assert_eq!(
+            artifact(&lib).expect("a lib").select_args(),
+            ["-p", "pt-fx", "--lib"]
+        );
+        let build = line.replace(r#""test":true"#, r#""test":false"#);
+        assert_eq!(artifact(&build), None);
+    }
+}

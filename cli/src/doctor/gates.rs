@@ -1,0 +1,92 @@
+//! The doctor's statistical gates: how sure a repro is (the exact one-sided Clopper-Pearson
+//! lower bound on its failure rate, from probtest's own statistics), and whether a
+//! perturbation's failure rate beats the baseline's (Fisher's exact test, one-sided), so that a
+//! coin-flip flake is never blamed on a seed that happened to streak.
+
+use probtest::stats::{IntervalSpec, Method};
+
+/// The level of both gates.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// The lower bound, at [`CONFIDENCE`], on the rate of failure after `failed` failures in `runs`
+/// runs: one-sided, so 10 failures in 10 runs give 74%, as the seed's reports say it.
+pub fn repro_lower_bound(failed: u64, runs: u64) -> f64 {
+    // A one-sided bound at 95% is the lower end of the two-sided interval at 90%.
+    let spec = IntervalSpec {
+        method: Method::Exact,
+        level: 1.0 - 2.0 * (1.0 - CONFIDENCE),
+        ..IntervalSpec::default()
+    };
+    spec.interval(failed, runs)
+        .map_or(0.0, |interval| interval.low)
+}
+
+/// The one-sided p-value of Fisher's exact test that the first sample's failure rate
+/// (`failed_a` of `runs_a`) is higher than the second's (`failed_b` of `runs_b`): the chance,
+/// with both from one rate, of a first sample at least as bad.
+pub fn fisher_greater(failed_a: u64, runs_a: u64, failed_b: u64, runs_b: u64) -> f64 {
+    let total = runs_a + runs_b;
+    let failed = failed_a + failed_b;
+    let highest = failed.min(runs_a);
+    (failed_a..=highest)
+        .map(|k| hypergeometric(k, runs_a, failed, total))
+        .sum::<f64>()
+        .min(1.0)
+}
+
+/// Whether a one-sided p-value is significant at [`CONFIDENCE`].
+pub fn significant(p_value: f64) -> bool {
+    p_value < 1.0 - CONFIDENCE
+}
+
+/// P(X = k) for X the failures among `drawn` runs taken from `total` runs of which `failed`
+/// failed.
+fn hypergeometric(k: u64, drawn: u64, failed: u64, total: u64) -> f64 {
+    if k > failed || drawn - k > total - failed {
+        return 0.0;
+    }
+    (ln_choose(failed, k) + ln_choose(total - failed, drawn - k) - ln_choose(total, drawn)).exp()
+}
+
+fn ln_choose(n: u64, k: u64) -> f64 {
+    ln_factorial(n) - ln_factorial(k) - ln_factorial(n - k)
+}
+
+fn ln_factorial(n: u64) -> f64 {
+    // Samples are a few hundred runs at most: the sum is exact enough and quick.
+    (2..=n).map(|i| (i as f64).ln()).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ten_of_ten_is_at_least_74_percent() {
+        let bound = repro_lower_bound(10, 10);
+        assert!((bound - 0.05f64.powf(0.1)).abs() < 1e-9, "{bound}");
+        assert!((0.74..0.75).contains(&bound));
+        assert_eq!(repro_lower_bound(0, 10), 0.0);
+        assert_eq!(repro_lower_bound(0, 0), 0.0);
+    }
+
+    #[test]
+    fn fisher_matches_the_textbook_values() {
+        // 10/10 against 3/10: p = C(13,10)/C(20,10) = 286/184756.
+        let p = fisher_greater(10, 10, 3, 10);
+        assert!((p - 286.0 / 184_756.0).abs() < 1e-12, "{p}");
+        // The same rate is no evidence.
+        assert!(fisher_greater(3, 10, 3, 10) > 0.5);
+        assert!((fisher_greater(0, 10, 5, 10) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_streak_on_a_coin_flip_flake_earns_no_credit() {
+        // The baseline fails half the time; a seed that failed 2 of 2 proves nothing.
+        assert!(!significant(fisher_greater(2, 2, 5, 10)));
+        // 10 of 10 against 5 of 10 does.
+        assert!(significant(fisher_greater(10, 10, 5, 10)));
+        // A flake the baseline never showed, provoked 10 of 10.
+        assert!(significant(fisher_greater(10, 10, 0, 10)));
+    }
+}

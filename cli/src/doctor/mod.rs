@@ -1,0 +1,304 @@
+//! `cargo probtest doctor`: why a test is flaky, and a command that makes it fail every time.
+//! `cargo probtest repro`: that command.
+//!
+//! The doctor builds the tests once, then runs the test's binary directly, one fresh process
+//! per diagnostic run, under perturbations of one axis of nondeterminism at a time: the wall
+//! clock and the OS's entropy (through a preload library), the tests that run before the victim
+//! in its process, and the tests that run beside it. The loop (`diagnose`) keeps every gate of
+//! the contract: control sweep, provocation, verification n/n with its exact lower bound,
+//! counterfactual, and a significance test against the baseline.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+use crate::error::Error;
+
+mod axes;
+mod cargo;
+mod diagnose;
+mod fingerprint;
+mod gates;
+pub mod preload;
+mod report;
+mod repro;
+mod runner;
+
+use axes::Axis;
+use cargo::{Selection, TestBinary};
+use diagnose::{Diagnosis, Doctor, Settings};
+use fingerprint::Ending;
+use repro::Repro;
+use runner::{Plan, Runner};
+
+/// The arguments of `cargo probtest doctor`.
+#[derive(Args, Clone, Debug, PartialEq, Eq)]
+pub struct DoctorArgs {
+    /// The test, as libtest prints its name (`billing::invoice_ids_stable`).
+    #[arg(value_name = "TEST")]
+    pub test: String,
+
+    /// The package of the test (cargo test's `-p`).
+    #[arg(short = 'p', long = "package", value_name = "PKG")]
+    pub packages: Vec<String>,
+
+    /// The integration test target that holds the test (cargo test's `--test`).
+    #[arg(long = "test", value_name = "TARGET", conflicts_with = "lib")]
+    pub target: Option<String>,
+
+    /// The test is in the library's unit tests.
+    #[arg(long)]
+    pub lib: bool,
+
+    /// Runs of the baseline and of the verification.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub runs: u32,
+
+    /// Seconds after which the doctor stops with what it has (`incomplete`).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub budget: u64,
+
+    /// Seconds after which a run counts as a hang [default: 10 times the slowest passing run,
+    /// at least 5 s; 60 s until a run passes].
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    pub timeout: Option<Duration>,
+
+    /// The axes to vary, comma-separated [default: entropy,time,order,parallel].
+    #[arg(long, value_delimiter = ',', value_name = "AXES")]
+    pub axes: Vec<String>,
+
+    /// Also write the diagnosis as JSON (`probtest-doctor`, version 1) to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+
+    /// More `cargo test` arguments (features, profile), after `--`.
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<OsString>,
+}
+
+/// The arguments of `cargo probtest repro`.
+#[derive(Args, Clone, Debug, PartialEq, Eq)]
+pub struct ReproArgs {
+    /// The blob the doctor printed (`pd1:...`).
+    #[arg(value_name = "REPRO")]
+    pub blob: String,
+}
+
+/// A positive number of seconds, for `--timeout`.
+fn seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of seconds, got `{text}`"))?;
+    if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e9) {
+        return Err(format!("expected seconds above 0, got `{text}`"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// The target directory of a test binary (`<target>/debug/deps/<binary>`).
+fn target_dir_of(binary: &Path) -> Option<PathBuf> {
+    Some(binary.parent()?.parent()?.parent()?.to_path_buf())
+}
+
+/// The preload library for `binary`, or why the axes that need it are not varied.
+fn preload_for(binary: &TestBinary) -> Result<PathBuf, String> {
+    preload::applies_to(&binary.path)?;
+    let target =
+        target_dir_of(&binary.path).ok_or("the test binary is not in a target directory")?;
+    preload::library(&target).map_err(|error| format!("cannot write the preload library: {error}"))
+}
+
+fn progress(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "doctor: {text}");
+}
+
+/// Runs `cargo probtest doctor`: 0 when a diagnosis was made, 1 when the test is not flaky or
+/// nothing could be attributed.
+pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
+    let started = Instant::now();
+    let axes = if args.axes.is_empty() {
+        Axis::ALL.to_vec()
+    } else {
+        args.axes
+            .iter()
+            .map(|name| Axis::parse(name).map_err(|problem| Error::about("--axes", problem)))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let timeout = args.timeout;
+    let selection = Selection {
+        packages: args.packages.clone(),
+        test_target: args.target.clone(),
+        lib: args.lib,
+        extra: args.args.clone(),
+    };
+    let binaries = cargo::build(&selection)?;
+    let (binary, tests) = cargo::find(&binaries, &args.test)?;
+    let mut warnings = Vec::new();
+    let preload = if axes.iter().any(|axis| axis.needs_preload()) {
+        match preload_for(&binary) {
+            Ok(library) => Some(library),
+            Err(why) => {
+                warnings.push(format!("the clock and entropy axes are skipped: {why}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    progress(&format!(
+        "{} in {} ({} tests in the binary)",
+        args.test,
+        binary.path.display(),
+        tests.len()
+    ));
+    let runner = Runner::new(binary.clone(), args.test.clone(), preload, timeout);
+    let settings = Settings {
+        runs: args.runs as usize,
+        axes,
+        budget: Duration::from_secs(args.budget),
+    };
+    let diagnosis = Doctor::new(&runner, &settings, &tests, warnings).diagnose();
+    let (command, plain) = commands(&binary, &args.test, &diagnosis);
+    let report = report::Report {
+        test: &args.test,
+        diagnosis: &diagnosis,
+        rustc: rustc_version(),
+        runs: runner.runs(),
+        seconds: started.elapsed().as_secs_f64(),
+        command,
+        plain,
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(report.text().as_bytes());
+    let _ = stdout.flush();
+    if let Some(path) = &args.json {
+        let mut text = serde_json::to_string_pretty(&report.json())
+            .map_err(|error| Error::new(error.to_string()))?;
+        text.push('\n');
+        if let Some(parent) = path
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(parent).map_err(|error| {
+                Error::about(parent.display(), format!("cannot create ({error})"))
+            })?;
+        }
+        std::fs::write(path, text)
+            .map_err(|error| Error::about(path.display(), format!("cannot write ({error})")))?;
+    }
+    Ok(if diagnosis.made() { 0 } else { 1 })
+}
+
+/// The repro command of a diagnosis, and a plain `cargo test` one where the failure needs no
+/// preload library.
+fn commands(
+    binary: &TestBinary,
+    test: &str,
+    diagnosis: &Diagnosis,
+) -> (Option<String>, Option<String>) {
+    let Some(reproduction) = &diagnosis.reproduction else {
+        return (None, None);
+    };
+    let select = binary.select_args();
+    let blob = Repro {
+        select: select.clone(),
+        test: test.to_string(),
+        axis: reproduction.axis,
+        plan: reproduction.plan.clone(),
+    }
+    .encode();
+    let command = format!("cargo probtest repro {blob}");
+    let plain = (!reproduction.plan.perturbation.needs_preload()).then(|| {
+        let mut line = format!(
+            "cargo test {} -- --exact {}",
+            select.join(" "),
+            reproduction.plan.tests.join(" ")
+        );
+        if let Some(threads) = reproduction.plan.threads {
+            line.push_str(&format!(" --test-threads={threads}"));
+        }
+        line
+    });
+    (Some(command), plain)
+}
+
+fn rustc_version() -> Option<String> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let output = std::process::Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    // `rustc 1.95.0 (59807616e 2026-04-14)`: the version is enough.
+    text.split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .into()
+}
+
+/// Runs `cargo probtest repro`: 101 when the test failed as diagnosed (reproduced), 1 with
+/// `DID NOT REPRODUCE` when it passed.
+pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
+    let repro = Repro::decode(&args.blob).map_err(|problem| Error::about("repro", problem))?;
+    let selection = Selection {
+        extra: repro.select.iter().map(OsString::from).collect(),
+        ..Selection::default()
+    };
+    let binaries = cargo::build(&selection)?;
+    let (binary, tests) = cargo::find(&binaries, &repro.test)
+        .map_err(|error| Error::about("repro", format!("the blob's test is not there: {error}")))?;
+    if let Some(missing) = repro.plan.tests.iter().find(|name| !tests.contains(name)) {
+        return Err(Error::about(
+            "repro",
+            format!("the blob's run needs test `{missing}`, which its binary does not have"),
+        ));
+    }
+    let preload = if repro.plan.perturbation.needs_preload() {
+        Some(preload_for(&binary).map_err(|why| {
+            Error::about(
+                "repro",
+                format!("this repro needs the preload library: {why}"),
+            )
+        })?)
+    } else {
+        None
+    };
+    let runner = Runner::new(binary, repro.test.clone(), preload, None);
+    let ending = runner.run(&repro.plan);
+    let shown = describe_run(&repro.plan);
+    let mut stdout = std::io::stdout().lock();
+    match ending {
+        Ending::Pass | Ending::NotRun => {
+            let _ = writeln!(stdout, "DID NOT REPRODUCE: {} passed ({shown})", repro.test);
+            Ok(1)
+        }
+        failure => {
+            let _ = writeln!(
+                stdout,
+                "REPRODUCED: {} failed ({shown}): {}",
+                repro.test,
+                failure.fingerprint().unwrap_or("failed")
+            );
+            Ok(101)
+        }
+    }
+}
+
+/// A run as a sentence: what it perturbs, and which tests run with the victim.
+fn describe_run(plan: &Plan) -> String {
+    let mut parts = vec![axes::describe(&plan.perturbation)];
+    if plan.tests.len() > 1 {
+        parts.push(format!(
+            "with {} on {} thread(s)",
+            plan.tests.join(", "),
+            plan.threads
+                .map_or("default".to_string(), |threads| threads.to_string())
+        ));
+    }
+    parts.join("; ")
+}

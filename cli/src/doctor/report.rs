@@ -1,0 +1,161 @@
+//! The doctor's report: the terminal text (header, DIAGNOSIS, EVIDENCE, REPRO, after the
+//! seed's anatomy) and the JSON (`probtest-doctor`, version 1), from one [`Report`].
+
+use serde_json::{json, Value};
+
+use crate::doctor::diagnose::Diagnosis;
+
+/// A diagnosis with what the report says around it.
+pub struct Report<'a> {
+    pub test: &'a str,
+    pub diagnosis: &'a Diagnosis,
+    /// `rustc --version`, when known.
+    pub rustc: Option<String>,
+    pub runs: u64,
+    pub seconds: f64,
+    /// The command that reproduces the failure, and a plain `cargo test` one where there is one.
+    pub command: Option<String>,
+    pub plain: Option<String>,
+}
+
+const WIDTH: usize = 74;
+
+impl Report<'_> {
+    /// The terminal text.
+    pub fn text(&self) -> String {
+        let diagnosis = self.diagnosis;
+        let mut out = String::new();
+        out.push_str(&format!("━━━ probtest doctor {}\n", "━".repeat(WIDTH - 20)));
+        out.push_str(&format!(" {}\n", self.test));
+        let mut header = Vec::new();
+        if let Some(rustc) = &self.rustc {
+            header.push(rustc.clone());
+        }
+        header.push(std::env::consts::OS.to_string());
+        header.push(format!("{} runs", self.runs));
+        header.push(format!("{:.1}s", self.seconds));
+        out.push_str(&format!(" {}\n\n", header.join(" · ")));
+        let claim = diagnosis
+            .claim
+            .map_or(String::new(), |claim| format!(" [{claim}]"));
+        out.push_str(&format!(
+            " DIAGNOSIS  {}: {}{claim}\n",
+            diagnosis.verdict, diagnosis.headline
+        ));
+        for line in wrap(&diagnosis.explanation, WIDTH - 3) {
+            out.push_str(&format!("   {line}\n"));
+        }
+        if let Some(culprit) = &diagnosis.culprit {
+            out.push_str(&format!("   Culprit: {culprit}\n"));
+        }
+        out.push_str(&format!(
+            "\n {:<56}{:>6}{:>8}\n",
+            "EVIDENCE", "runs", "failed"
+        ));
+        for row in &diagnosis.evidence {
+            let label = if row.label.chars().count() > 54 {
+                let cut: String = row.label.chars().take(53).collect();
+                format!("{cut}…")
+            } else {
+                row.label.clone()
+            };
+            let note = if row.note.is_empty() {
+                String::new()
+            } else {
+                format!("   {}", row.note)
+            };
+            out.push_str(&format!(
+                "   {label:<54}{:>6}{:>8}{note}\n",
+                row.runs, row.failed
+            ));
+        }
+        if let Some(reproduction) = &diagnosis.reproduction {
+            out.push_str(&format!(
+                "\n REPRO (fails {}/{}; ≥{:.0}% repro rate at 95% confidence)\n",
+                reproduction.failed,
+                reproduction.runs,
+                reproduction.lower_bound * 100.0
+            ));
+            if let Some(command) = &self.command {
+                out.push_str(&format!("   {command}\n"));
+            }
+            if let Some(plain) = &self.plain {
+                out.push_str(&format!("   or: {plain}\n"));
+            }
+        }
+        for warning in &diagnosis.warnings {
+            out.push_str(&format!("\n Warning: {warning}\n"));
+        }
+        out.push_str(&"━".repeat(WIDTH));
+        out.push('\n');
+        out
+    }
+
+    /// The JSON report.
+    pub fn json(&self) -> Value {
+        let diagnosis = self.diagnosis;
+        json!({
+            "format": "probtest-doctor",
+            "version": 1,
+            "test": self.test,
+            "verdict": diagnosis.verdict,
+            "claim": diagnosis.claim,
+            "headline": diagnosis.headline,
+            "explanation": diagnosis.explanation,
+            "evidence": diagnosis.evidence.iter().map(|row| json!({
+                "label": row.label,
+                "runs": row.runs,
+                "failed": row.failed,
+                "note": row.note,
+            })).collect::<Vec<_>>(),
+            "repro": diagnosis.reproduction.as_ref().map(|reproduction| json!({
+                "axis": reproduction.axis.name(),
+                "value": reproduction.value,
+                "command": self.command,
+                "plain": self.plain,
+                "runs": reproduction.runs,
+                "failed": reproduction.failed,
+                "lower_bound": reproduction.lower_bound,
+            })),
+            "culprit": diagnosis.culprit,
+            "warnings": diagnosis.warnings,
+            "stats": {
+                "runs": self.runs,
+                "seconds": self.seconds,
+                "baseline_runs": diagnosis.baseline.0,
+                "baseline_failed": diagnosis.baseline.1,
+                "p_value": diagnosis.p_value,
+            },
+        })
+    }
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_wraps_at_spaces() {
+        assert_eq!(wrap("one two three four", 9), ["one two", "three", "four"]);
+        assert!(wrap("", 10).is_empty());
+    }
+}

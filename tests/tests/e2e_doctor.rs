@@ -1,0 +1,350 @@
+//! End-to-end: `cargo probtest doctor` on one test of a fixture crate whose test binaries each
+//! hold one kind of flake (time, entropy, order, parallel), a test that never fails, one that
+//! always fails and one that sometimes hangs. Each diagnosis is checked through its JSON: the
+//! verdict, the culprit, a repro that fails every one of its runs, a counterfactual that never
+//! fails; and the printed repro command is run to see it fail. Bad input is refused in one line.
+//!
+//! The time and entropy axes need a library preloaded into the test process: where the machine
+//! cannot preload one, their tests are skipped with a message, and fail instead under `CI=true`.
+
+mod support;
+
+use std::io::Write;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use support::{Fixture, Output};
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let fixture = Fixture::builder("doctor")
+            .test("entropy", include_str!("../fixtures/doctor/entropy.rs"))
+            .test("time", include_str!("../fixtures/doctor/time.rs"))
+            .test("order", include_str!("../fixtures/doctor/order.rs"))
+            .test("parallel", include_str!("../fixtures/doctor/parallel.rs"))
+            .test("solid", include_str!("../fixtures/doctor/solid.rs"))
+            .test(
+                "deterministic",
+                include_str!("../fixtures/doctor/deterministic.rs"),
+            )
+            .test("hang", include_str!("../fixtures/doctor/hang.rs"))
+            .build();
+        // Built before any doctor runs, so that a fixture that does not compile fails here, not
+        // as a diagnosis; and doctors started side by side find the binaries already there.
+        let built = fixture.cargo_test(&["--no-run"]).run();
+        built.assert_code(0);
+        fixture
+    })
+}
+
+/// Skips a test that the machine does not allow, with a message past libtest's capture; under
+/// `CI=true` the test fails instead, so that CI never passes a test it did not run.
+fn unavailable(what: &str, why: &str) {
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{what} is not possible on this CI machine: {why}");
+    }
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "skipped: {what} is not possible here: {why}"
+    );
+}
+
+/// Why the doctor cannot pin a test process's clock and entropy here, if it cannot: it pins them
+/// with a library loaded through `LD_PRELOAD`, which this suite counts on only on Linux.
+fn preload_unavailable() -> Option<&'static str> {
+    (!cfg!(target_os = "linux")).then_some("the doctor's LD_PRELOAD library needs Linux")
+}
+
+/// What one `cargo probtest doctor` printed and the JSON it wrote (`Null` when it wrote none).
+struct Diagnosis {
+    output: Output,
+    report: Value,
+}
+
+/// `cargo probtest doctor <test> --test <target> --runs <runs> --json <path> <extra>`.
+fn doctor(test: &str, target: &str, runs: u32, extra: &[&str]) -> Diagnosis {
+    let fixture = fixture();
+    let relative = format!("out/{target}.json");
+    fixture.remove(&relative);
+    let path = fixture.path(&relative);
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("the output directory");
+    let (runs, path_text) = (runs.to_string(), path.to_string_lossy().into_owned());
+    let mut args = vec![
+        test, "--test", target, "--runs", &runs, "--json", &path_text,
+    ];
+    args.extend_from_slice(extra);
+    let output = fixture.probtest("doctor", &args, &[]).run();
+    let report = if path.exists() {
+        support::read_json(&path)
+    } else {
+        Value::Null
+    };
+    Diagnosis { output, report }
+}
+
+/// The order fixture's diagnosis, shared by the tests of its JSON and of its terminal report.
+fn order_diagnosis() -> &'static Diagnosis {
+    static DIAGNOSIS: OnceLock<Diagnosis> = OnceLock::new();
+    DIAGNOSIS.get_or_init(|| doctor("b_order_victim", "order", 10, &[]))
+}
+
+/// Checks the fields every doctor report has, whatever its verdict.
+#[track_caller]
+fn assert_shape(diagnosis: &Diagnosis, test: &str) {
+    let Diagnosis { output, report } = diagnosis;
+    assert!(report.is_object(), "no JSON report written{output}");
+    let context = format!("{report:#}{output}");
+    assert_eq!(report["format"], "probtest-doctor", "{context}");
+    assert_eq!(report["version"], 1, "{context}");
+    assert_eq!(report["test"], test, "{context}");
+    assert!(report["verdict"].is_string(), "{context}");
+    assert!(
+        matches!(report["claim"].as_str(), Some("observed" | "latent"))
+            || report["claim"].is_null(),
+        "{context}"
+    );
+    for text in ["headline", "explanation"] {
+        assert!(
+            report[text]
+                .as_str()
+                .is_some_and(|text| !text.trim().is_empty()),
+            "no {text}: {context}"
+        );
+    }
+    let evidence = report["evidence"].as_array().expect("evidence is an array");
+    for entry in evidence {
+        let runs = entry["runs"]
+            .as_u64()
+            .expect("an evidence entry counts runs");
+        let failed = entry["failed"].as_u64().expect("and failed runs");
+        assert!(failed <= runs, "{entry}: {context}");
+        assert!(entry["label"].is_string(), "{entry}: {context}");
+        assert!(
+            entry["note"].is_string() || entry["note"].is_null(),
+            "{entry}: {context}"
+        );
+    }
+    let repro = &report["repro"];
+    if !repro.is_null() {
+        for key in ["axis", "command"] {
+            assert!(repro[key].is_string(), "repro.{key}: {context}");
+        }
+        assert!(repro.get("value").is_some(), "repro.value: {context}");
+        for key in ["runs", "failed"] {
+            assert!(repro[key].is_u64(), "repro.{key}: {context}");
+        }
+        assert!(repro["lower_bound"].is_number(), "{context}");
+    }
+    assert!(
+        report["culprit"].is_string() || report["culprit"].is_null(),
+        "{context}"
+    );
+    assert!(
+        report["warnings"]
+            .as_array()
+            .is_some_and(|warnings| warnings.iter().all(Value::is_string)),
+        "{context}"
+    );
+    assert!(report["stats"].is_object(), "{context}");
+}
+
+/// Checks a diagnosis of a flaky test: exit 0, the verdict and culprit, a claim, a repro that
+/// failed every run with a lower bound above 0.7, a counterfactual that never failed; then runs
+/// the repro command three times and checks that it fails each time.
+#[track_caller]
+fn assert_flaky(diagnosis: &Diagnosis, test: &str, verdict: &str, culprit: Option<&str>) {
+    assert_shape(diagnosis, test);
+    let Diagnosis { output, report } = diagnosis;
+    let context = format!("{report:#}{output}");
+    output.assert_code(0);
+    assert_eq!(report["verdict"], verdict, "{context}");
+    assert!(
+        matches!(report["claim"].as_str(), Some("observed" | "latent")),
+        "a flaky verdict claims whether the flake was seen: {context}"
+    );
+    assert_eq!(
+        report["culprit"],
+        culprit.map_or(Value::Null, Value::from),
+        "{context}"
+    );
+
+    let repro = &report["repro"];
+    let runs = repro["runs"].as_u64().expect("a flaky verdict has a repro");
+    assert!(runs > 0, "{context}");
+    assert_eq!(repro["failed"], runs, "the repro must fail n/n: {context}");
+    let lower_bound = repro["lower_bound"].as_f64().expect("a lower bound");
+    assert!(lower_bound > 0.7, "lower bound {lower_bound}: {context}");
+
+    let counterfactual = report["evidence"]
+        .as_array()
+        .expect("evidence is an array")
+        .iter()
+        .any(|entry| {
+            entry["label"]
+                .as_str()
+                .is_some_and(|label| label.starts_with("counterfactual"))
+                && entry["failed"] == 0
+                && entry["runs"].as_u64().is_some_and(|runs| runs > 0)
+        });
+    assert!(
+        counterfactual,
+        "no counterfactual evidence without failures: {context}"
+    );
+
+    let command = repro["command"].as_str().expect("a repro command");
+    for attempt in 1..=3 {
+        let rerun = run_repro(command);
+        let code = rerun
+            .code
+            .unwrap_or_else(|| panic!("killed by a signal{rerun}"));
+        // 2 is the CLI's own error, such as a repro it cannot read.
+        assert!(
+            code != 0 && code != 2,
+            "repro attempt {attempt} did not fail the test{rerun}"
+        );
+        let printed = format!("{}{}", rerun.stdout, rerun.stderr);
+        assert!(
+            printed.contains(test) && printed.to_lowercase().contains("fail"),
+            "repro attempt {attempt} does not say that {test} failed{rerun}"
+        );
+    }
+}
+
+/// Runs a printed `cargo probtest repro pd1:...` command in the fixture, through this
+/// workspace's CLI binary.
+#[track_caller]
+fn run_repro(command: &str) -> Output {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert!(
+        words.len() >= 4
+            && words[..3] == ["cargo", "probtest", "repro"]
+            && words[3].starts_with("pd1:"),
+        "not a `cargo probtest repro pd1:...` command: {command:?}"
+    );
+    fixture().probtest("repro", &words[3..], &[]).run()
+}
+
+#[test]
+fn hash_order_dependence_is_diagnosed_as_entropy() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("pinning a test's entropy", why);
+        return;
+    }
+    let diagnosis = doctor("hash_order_victim", "entropy", 10, &[]);
+    assert_flaky(&diagnosis, "hash_order_victim", "flaky-entropy", None);
+}
+
+#[test]
+fn wall_clock_dependence_is_diagnosed_as_time() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("pinning a test's wall clock", why);
+        return;
+    }
+    let diagnosis = doctor("clock_victim", "time", 10, &[]);
+    assert_flaky(&diagnosis, "clock_victim", "flaky-time", None);
+}
+
+#[test]
+fn state_left_by_an_earlier_test_is_diagnosed_as_order_naming_the_polluter() {
+    assert_flaky(
+        order_diagnosis(),
+        "b_order_victim",
+        "flaky-order",
+        Some("a_polluter"),
+    );
+}
+
+#[test]
+fn a_race_with_a_sibling_is_diagnosed_as_parallel_naming_the_writer() {
+    let diagnosis = doctor("racy_victim", "parallel", 10, &[]);
+    assert_flaky(
+        &diagnosis,
+        "racy_victim",
+        "flaky-parallel",
+        Some("racy_writer"),
+    );
+}
+
+#[test]
+fn a_test_that_always_passes_is_not_flaky_and_exits_one() {
+    let diagnosis = doctor("solid_test", "solid", 10, &[]);
+    assert_shape(&diagnosis, "solid_test");
+    let Diagnosis { output, report } = &diagnosis;
+    let context = format!("{report:#}{output}");
+    output.assert_code(1);
+    assert_eq!(report["verdict"], "not-flaky", "{context}");
+    assert!(report["claim"].is_null(), "{context}");
+    assert!(report["repro"].is_null(), "{context}");
+    assert!(report["culprit"].is_null(), "{context}");
+}
+
+#[test]
+fn a_test_that_always_fails_is_a_deterministic_failure() {
+    let diagnosis = doctor("always_fails", "deterministic", 10, &[]);
+    assert_shape(&diagnosis, "always_fails");
+    let Diagnosis { output, report } = &diagnosis;
+    let context = format!("{report:#}{output}");
+    output.assert_code(0);
+    assert_eq!(report["verdict"], "deterministic-failure", "{context}");
+    assert!(report["culprit"].is_null(), "{context}");
+}
+
+#[test]
+fn a_test_that_sometimes_never_finishes_is_diagnosed_as_a_hang() {
+    // It hangs in about 30% of runs: 20 runs all finish once in some 1,250 doctors.
+    let diagnosis = doctor("sometimes_hangs", "hang", 20, &["--timeout", "2"]);
+    assert_shape(&diagnosis, "sometimes_hangs");
+    let Diagnosis { output, report } = &diagnosis;
+    let context = format!("{report:#}{output}");
+    output.assert_code(0);
+    assert_eq!(report["verdict"], "hang", "{context}");
+    assert!(report["culprit"].is_null(), "{context}");
+}
+
+#[test]
+fn the_terminal_report_has_diagnosis_evidence_and_repro_sections() {
+    let Diagnosis { output, report } = order_diagnosis();
+    output.assert_code(0);
+    let lines: Vec<&str> = output.stdout.lines().map(str::trim).collect();
+    let heading = |name: &str| {
+        lines
+            .iter()
+            .position(|line| line.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} section{output}"))
+    };
+    let (diagnosis, evidence, repro) =
+        (heading("DIAGNOSIS"), heading("EVIDENCE"), heading("REPRO"));
+    assert!(
+        diagnosis < evidence && evidence < repro,
+        "sections out of order{output}"
+    );
+    let command = report["repro"]["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no repro command in the JSON{output}"));
+    assert!(
+        output.stdout.contains(command),
+        "the terminal report does not print the repro command {command:?}{output}"
+    );
+}
+
+#[test]
+fn a_test_name_that_matches_no_test_is_refused_in_one_line_naming_the_candidates() {
+    let output = fixture()
+        .probtest("doctor", &["no_such_test", "--test", "solid"], &[])
+        .run();
+    output.assert_code(2);
+    let lines: Vec<&str> = output.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{output}");
+    assert!(lines[0].starts_with("error:"), "{output}");
+    assert!(lines[0].contains("solid_test"), "{output}");
+}
+
+#[test]
+fn a_repro_code_that_cannot_be_read_is_refused_in_one_line() {
+    let output = fixture().probtest("repro", &["pd1:garbage"], &[]).run();
+    output.assert_code(2);
+    let lines: Vec<&str> = output.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{output}");
+    assert!(lines[0].starts_with("error:"), "{output}");
+}
