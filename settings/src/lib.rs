@@ -134,6 +134,12 @@ pub const SETTINGS: &[Setting] = &[
         "the section each process prints",
     ),
     setting(
+        "PROB_ITEMS_OUT",
+        None,
+        Phase::Run,
+        "where to write the binary's items",
+    ),
+    setting(
         "PROB_RECONCILE",
         None,
         Phase::Run,

@@ -29,6 +29,7 @@ fn fixture() -> &'static Fixture {
                 include_str!("../fixtures/doctor/deterministic.rs"),
             )
             .test("hang", include_str!("../fixtures/doctor/hang.rs"))
+            .test("rows", include_str!("../fixtures/doctor/rows.rs"))
             .build();
         // Built before any doctor runs, so that a fixture that does not compile fails here, not
         // as a diagnosis; and doctors started side by side find the binaries already there.
@@ -233,6 +234,25 @@ fn hash_order_dependence_is_diagnosed_as_entropy() {
     }
     let diagnosis = doctor("hash_order_victim", "entropy", 10, &[]);
     assert_flaky(&diagnosis, "hash_order_victim", "flaky-entropy", None);
+}
+
+#[test]
+fn a_report_row_is_diagnosed_through_its_first_run_item() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("pinning a test's entropy", why);
+        return;
+    }
+    // The row id, as the summary shows it and its hint line names it.
+    let diagnosis = doctor("tags", "rows", 10, &[]);
+    assert_flaky(&diagnosis, "bench_tags::run1", "flaky-entropy", None);
+    assert!(
+        diagnosis
+            .output
+            .stderr
+            .contains("row tags is diagnosed through its run item bench_tags::run1"),
+        "{}",
+        diagnosis.output
+    );
 }
 
 #[test]

@@ -162,6 +162,81 @@ fn package_name(id: &str) -> Option<String> {
     }
 }
 
+impl TestBinary {
+    /// The generated items of this binary's report row `row`, each with its run, in run
+    /// order, as the binary itself lists them (`PROB_ITEMS_OUT`); empty for a binary without
+    /// probtest or without that row.
+    pub fn row_items(&self, row: &str) -> Vec<(String, u32)> {
+        let file = std::env::temp_dir().join(format!(
+            "probtest-doctor-items-{}-{}.json",
+            std::process::id(),
+            self.target
+        ));
+        let listed = Command::new(&self.path)
+            .args(["--list", "--format", "terse"])
+            .current_dir(&self.manifest_dir)
+            .env("PROB_ITEMS_OUT", &file)
+            .env("PROB_SUMMARY", "0")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let _ = std::fs::remove_file(&file);
+        if !listed.is_ok_and(|status| status.success()) {
+            return Vec::new();
+        }
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let mut items: Vec<(String, u32)> = value["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|item| item["row"].as_str() == Some(row))
+            .filter_map(|item| {
+                Some((
+                    item["name"].as_str()?.to_string(),
+                    u32::try_from(item["run"].as_u64()?).ok()?,
+                ))
+            })
+            .collect();
+        items.sort_by_key(|(_, run)| *run);
+        items
+    }
+}
+
+/// The one test named `name` among `binaries`: its binary and its list of siblings. `name` may
+/// also be a report row's id (`classify::refund`), whose run items are its tests: the first
+/// run's item stands for the row. An error lists up to ten candidates when no test or more than
+/// one has that name.
+pub fn find_test_or_row(
+    binaries: &[TestBinary],
+    name: &str,
+) -> Result<(TestBinary, Vec<String>, String), Error> {
+    let direct = find(binaries, name);
+    let Err(not_found) = direct else {
+        return direct.map(|(binary, tests)| (binary, tests, name.to_string()));
+    };
+    if !not_found.message().starts_with("no test named") {
+        return Err(not_found);
+    }
+    let rows: Vec<(&TestBinary, Vec<(String, u32)>)> = binaries
+        .iter()
+        .map(|binary| (binary, binary.row_items(name)))
+        .filter(|(_, items)| !items.is_empty())
+        .collect();
+    match rows.as_slice() {
+        [(binary, items)] => {
+            let (binary, item) = ((*binary).clone(), items[0].0.clone());
+            let tests = binary.tests()?;
+            Ok((binary, tests, item))
+        }
+        [] => Err(not_found),
+        _ => Err(Error::new(format!(
+            "`{name}` names a row in {} targets; choose one with --test or --lib",
+            rows.len()
+        ))),
+    }
+}
+
 /// The one test named `name` among `binaries`: its binary and its list of siblings. An error
 /// lists up to ten candidates when no test or more than one has that name.
 pub fn find(binaries: &[TestBinary], name: &str) -> Result<(TestBinary, Vec<String>), Error> {

@@ -70,6 +70,9 @@ pub struct Settings {
     pub budget: Duration,
 }
 
+/// Runs of the counterfactual.
+const COUNTERFACTUAL_RUNS: usize = 5;
+
 /// Runs made for a set of endings, and how many failed.
 fn tally(endings: &[Ending]) -> (u64, u64) {
     (
@@ -158,6 +161,43 @@ impl<'a> Doctor<'a> {
             note,
         });
         endings
+    }
+
+    /// The verification and the counterfactual, their runs taking turns (see
+    /// `Runner::run_interleaved`), each recorded as evidence.
+    fn verify_and_counter(
+        &mut self,
+        (label, plan): (&str, &Plan),
+        (counter_label, counter_plan): (&str, &Plan),
+    ) -> (Vec<Ending>, Vec<Ending>) {
+        let serial = plan.tests.len() > 1 || counter_plan.tests.len() > 1;
+        let (verify, counter) = self.runner.run_interleaved(
+            (plan, self.settings.runs),
+            (counter_plan, COUNTERFACTUAL_RUNS),
+            serial,
+        );
+        for (label, endings) in [(label, &verify), (counter_label, &counter)] {
+            let (runs, failed) = tally(endings);
+            self.evidence.push(Evidence {
+                label: label.to_string(),
+                runs,
+                failed,
+                note: String::new(),
+            });
+        }
+        let (runs, failed) = tally(&verify);
+        let at = self.evidence.len() - 2;
+        self.evidence[at].note = if failed == runs {
+            "✓ deterministic".into()
+        } else {
+            format!("✗ fails {failed}/{runs}")
+        };
+        self.evidence[at + 1].note = if tally(&counter).1 == 0 {
+            "✓ passes".into()
+        } else {
+            "✗ fails too".into()
+        };
+        (verify, counter)
     }
 
     fn progress(&self, text: &str) {
@@ -419,7 +459,6 @@ impl<'a> Doctor<'a> {
             }
         }
         let culprit = set.pop()?;
-        let runs = self.settings.runs;
         let plan = self.with(axis, std::slice::from_ref(&culprit));
         let (label, counter_label, counter_plan) = match axis {
             Axis::Order => (
@@ -436,13 +475,10 @@ impl<'a> Doctor<'a> {
                 },
             ),
         };
-        let verify = self.sample(&label, &plan, runs, "");
+        let (verify, counter) =
+            self.verify_and_counter((&label, &plan), (&counter_label, &counter_plan));
         let (verify_runs, verify_failed) = tally(&verify);
-        self.mark_verify(verify_runs, verify_failed);
-        let counter = self.sample(&counter_label, &counter_plan, 5, "");
-        let counter_tally = tally(&counter);
-        self.mark_counterfactual(counter_tally.1 == 0);
-        let (p_value, full) = self.credit(&label, (verify_runs, verify_failed), counter_tally)?;
+        let (p_value, full) = self.credit(&label, (verify_runs, verify_failed), tally(&counter))?;
         let value = match axis {
             Axis::Order => format!("[{culprit}, {}]", self.victim()),
             _ => format!("{culprit} beside it"),
@@ -502,21 +538,24 @@ impl<'a> Doctor<'a> {
     ) -> Option<(f64, bool)> {
         let (verify_runs, verify_failed) = verify;
         let (ref_runs, ref_failed) = self.reference;
-        let mut p_value = gates::fisher_greater(verify_failed, verify_runs, ref_failed, ref_runs);
+        let against_reference =
+            gates::fisher_greater(verify_failed, verify_runs, ref_failed, ref_runs);
+        // Both values of one axis, their runs taken in turns: a flake that this axis does not
+        // decide fails about as often under either.
+        let against_counter =
+            gates::fisher_greater(verify_failed, verify_runs, counter.1, counter.0);
         let counter_passes = counter.0 > 0 && counter.1 == 0;
-        if counter_passes {
-            // Both values of one axis: a coin-flip flake fails about as often under either.
-            p_value = p_value.min(gates::fisher_greater(
-                verify_failed,
-                verify_runs,
-                0,
-                counter.0,
-            ));
-        }
+        let p_value = if counter_passes {
+            against_reference.min(against_counter)
+        } else {
+            against_reference.max(against_counter)
+        };
         if !gates::significant(p_value) {
             self.warnings.push(format!(
-                "{label}: fails {verify_failed}/{verify_runs}, not significantly more than the baseline's {ref_failed}/{ref_runs}{} (Fisher's exact test, one-sided, p = {p_value:.3}): no credit",
-                if counter_passes { " or the benign value's" } else { "" }
+                "{label}: fails {verify_failed}/{verify_runs}, not significantly more than the baseline's {ref_failed}/{ref_runs} {} the benign value's {}/{} (Fisher's exact test, one-sided, p = {p_value:.3}): no credit",
+                if counter_passes { "or" } else { "and" },
+                counter.1,
+                counter.0
             ));
             return None;
         }
@@ -547,25 +586,22 @@ impl<'a> Doctor<'a> {
             }
         }
         let (provocation, prints) = winner?;
-        let runs = self.settings.runs;
         let plan = Plan::alone(&victim, provocation.perturbation.clone());
-        let verify = self.sample(&format!("VERIFY: {}", provocation.label), &plan, runs, "");
+        // The counterfactual: a value of the same axis that passed, else the benign one.
+        let benign = passed.unwrap_or_else(|| axes::benign(axis));
+        let (verify, counter) = self.verify_and_counter(
+            (&format!("VERIFY: {}", provocation.label), &plan),
+            (
+                &format!("counterfactual: {}", axes::describe(&benign)),
+                &Plan::alone(&victim, benign.clone()),
+            ),
+        );
         let (verify_runs, verify_failed) = tally(&verify);
-        self.mark_verify(verify_runs, verify_failed);
         if verify_failed < verify_runs {
             return None;
         }
-        // The counterfactual: a value of the same axis that passed, else the benign one.
-        let benign = passed.unwrap_or_else(|| axes::benign(axis));
-        let counter = self.sample(
-            &format!("counterfactual: {}", axes::describe(&benign)),
-            &Plan::alone(&victim, benign.clone()),
-            5,
-            "",
-        );
         let counter_tally = tally(&counter);
         let counter_passes = counter_tally.1 == 0 && counter.iter().all(|e| *e == Ending::Pass);
-        self.mark_counterfactual(counter_passes);
         let (base_runs, base_failed) = self.baseline;
         let (p_value, _) = self.credit(
             &provocation.label,
@@ -626,27 +662,6 @@ impl<'a> Doctor<'a> {
         );
         diagnosis.p_value = Some(p_value);
         Some(diagnosis)
-    }
-
-    fn mark_verify(&mut self, runs: u64, failed: u64) {
-        if let Some(last) = self.evidence.last_mut() {
-            last.note = if failed == runs {
-                "✓ deterministic".into()
-            } else {
-                format!("✗ fails {failed}/{runs}")
-            };
-        }
-    }
-
-    fn mark_counterfactual(&mut self, passes: bool) {
-        if let Some(last) = self.evidence.last_mut() {
-            last.note = if passes {
-                "✓ passes"
-            } else {
-                "✗ fails too"
-            }
-            .into();
-        }
     }
 
     fn hang(mut self, hangs: u64) -> Diagnosis {

@@ -136,8 +136,14 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
         extra: args.args.clone(),
     };
     let binaries = cargo::build(&selection)?;
-    let (binary, tests) = cargo::find(&binaries, &args.test)?;
+    let (binary, tests, victim) = cargo::find_test_or_row(&binaries, &args.test)?;
     let mut warnings = Vec::new();
+    if victim != args.test {
+        progress(&format!(
+            "row {} is diagnosed through its run item {victim}",
+            args.test
+        ));
+    }
     let preload = if axes.iter().any(|axis| axis.needs_preload()) {
         match preload_for(&binary) {
             Ok(library) => Some(library),
@@ -150,21 +156,20 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
         None
     };
     progress(&format!(
-        "{} in {} ({} tests in the binary)",
-        args.test,
+        "{victim} in {} ({} tests in the binary)",
         binary.path.display(),
         tests.len()
     ));
-    let runner = Runner::new(binary.clone(), args.test.clone(), preload, timeout);
+    let runner = Runner::new(binary.clone(), victim.clone(), preload, timeout);
     let settings = Settings {
         runs: args.runs as usize,
         axes,
         budget: Duration::from_secs(args.budget),
     };
     let diagnosis = Doctor::new(&runner, &settings, &tests, warnings).diagnose();
-    let (command, plain) = commands(&binary, &args.test, &diagnosis);
+    let (command, plain) = commands(&binary, &victim, &diagnosis);
     let report = report::Report {
-        test: &args.test,
+        test: &victim,
         diagnosis: &diagnosis,
         rustc: rustc_version(),
         runs: runner.runs(),

@@ -216,6 +216,60 @@ impl Runner {
             .unwrap_or_else(|poison| poison.into_inner())
     }
 
+    /// `count_a` runs of `a` and `count_b` runs of `b`, taking turns: what drifts while they
+    /// run (the wall clock, the machine's load) falls on both alike, so that a difference
+    /// between them is the plans', not the moment's.
+    pub fn run_interleaved(
+        &self,
+        (a, count_a): (&Plan, usize),
+        (b, count_b): (&Plan, usize),
+        serial: bool,
+    ) -> (Vec<Ending>, Vec<Ending>) {
+        let mut order = Vec::with_capacity(count_a + count_b);
+        for index in 0..count_a.max(count_b) {
+            if index < count_a {
+                order.push(true);
+            }
+            if index < count_b {
+                order.push(false);
+            }
+        }
+        let jobs = if serial {
+            1
+        } else {
+            self.jobs.min(order.len()).max(1)
+        };
+        let next = AtomicU64::new(0);
+        let endings = Mutex::new(Vec::with_capacity(order.len()));
+        std::thread::scope(|scope| {
+            for _ in 0..jobs {
+                scope.spawn(|| loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed) as usize;
+                    let Some(&is_a) = order.get(index) else {
+                        break;
+                    };
+                    let ending = self.run(if is_a { a } else { b });
+                    endings
+                        .lock()
+                        .unwrap_or_else(|poison| poison.into_inner())
+                        .push((is_a, ending));
+                });
+            }
+        });
+        let endings = endings
+            .into_inner()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let (mut of_a, mut of_b) = (Vec::new(), Vec::new());
+        for (is_a, ending) in endings {
+            if is_a {
+                of_a.push(ending);
+            } else {
+                of_b.push(ending);
+            }
+        }
+        (of_a, of_b)
+    }
+
     /// After a passing run: the timeout becomes ten times the slowest passing run, at least
     /// five seconds.
     fn note_pass(&self, took: Duration) {

@@ -3,7 +3,8 @@
 //! to the session store at start-up rather than when its body begins. A process killed between
 //! start-up and the body (by a timeout, an OOM killer, a signal) is then an error in the
 //! session, never missing. Elsewhere (libtest's many tests per process), start-up reads two
-//! environment variables and does nothing else.
+//! environment variables and does nothing else. With `PROB_ITEMS_OUT` set (by `cargo probtest
+//! doctor`), it also writes the binary's generated items to that file.
 
 use std::sync::Mutex;
 
@@ -30,6 +31,9 @@ ctor::declarative::ctor! {
 /// lists the binary's items to the session, when nextest lists the binary for a session that
 /// will be reconciled.
 fn start_up() {
+    if let Some(path) = std::env::var_os("PROB_ITEMS_OUT") {
+        write_items(std::path::Path::new(&path));
+    }
     let name = match std::env::var("NEXTEST_TEST_PHASE").as_deref() {
         Ok("run") => std::env::var("NEXTEST_TEST_NAME"),
         Ok("list") => {
@@ -85,6 +89,29 @@ fn list_items() {
         let _ = writeln!(
             std::io::stderr().lock(),
             "probtest: could not list {binary}'s items to the session ({problem}); a test process that dies before start-up will be missing from the summary"
+        );
+    }
+}
+
+/// Writes this binary's generated items to `path` as JSON, `{"items": [{"name", "row", "run"}]}`:
+/// for `cargo probtest doctor`, which diagnoses a report's row through one of its run items
+/// (`PROB_ITEMS_OUT`). A write that fails says so on stderr; the listing goes on.
+fn write_items(path: &std::path::Path) {
+    let (cases, items) = registry::item_names();
+    let items: Vec<serde_json::Value> = items
+        .into_iter()
+        .filter_map(|(name, case, run)| {
+            let row = &cases.get(case as usize)?.case;
+            Some(serde_json::json!({"name": name, "row": row, "run": run}))
+        })
+        .collect();
+    let text = serde_json::json!({ "items": items }).to_string();
+    if let Err(error) = std::fs::write(path, text) {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "probtest: could not write the items to {} (PROB_ITEMS_OUT): {error}",
+            path.display()
         );
     }
 }

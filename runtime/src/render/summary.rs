@@ -10,6 +10,7 @@ use crate::model::{Report, Row};
 use crate::render::text::{bar_text, bound_percent, model_name, money, paint, rule, token_text};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::{ErrorPolicy, GateResult, Verdict};
+use crate::types::status::Status;
 
 /// How to render the summary.
 #[derive(Clone, Copy, Debug, Default)]
@@ -176,7 +177,42 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
             "  Hint:    PROB_EXPLAIN=1 explains each verdict and what would settle it"
         );
     }
+    doctor_hint(report, &mut out);
     out
+}
+
+/// For the first flaky or errored row: the command that says why.
+fn doctor_hint(report: &Report, out: &mut String) {
+    let Some(row) = report
+        .rows
+        .iter()
+        .find(|row| matches!(row.status, Status::Flaky | Status::Errored))
+    else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "  Hint:    cargo probtest doctor {} says why it is {}",
+        shell_word(&row.info.case),
+        if row.status == Status::Flaky {
+            "flaky"
+        } else {
+            "errored"
+        }
+    );
+}
+
+/// `text` as one shell word: as it is when it needs no quoting, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '.' | '-' | '+' | '/'));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// The interval column: `[35%,  93%]`, low and high right-aligned separately; blank for a row
@@ -374,6 +410,16 @@ mod tests {
         assert_eq!(line.len(), 80);
         assert!(line.starts_with(&format!("{} probability ", "=".repeat(33))));
         assert!(line.ends_with(&format!(" {}", "=".repeat(34))));
+    }
+
+    #[test]
+    fn case_ids_become_one_shell_word() {
+        assert_eq!(shell_word("classify::refund-2+2"), "classify::refund-2+2");
+        assert_eq!(
+            shell_word("triage::refund please"),
+            "'triage::refund please'"
+        );
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
     }
 
     #[test]

@@ -536,3 +536,38 @@ fn retries_are_recorded_but_not_counted() {
     assert_matches_store(&session, &path);
     let _ = fs::remove_dir_all(sessions);
 }
+
+#[test]
+fn a_report_that_found_no_room_is_not_rewritten_by_every_process_at_once() {
+    let sessions = temp_sessions("full-backoff");
+    let session = Session::new(&sessions, "s1");
+    let path = sessions.join("report.json");
+    let mut harness = Harness::new(&session, &path);
+    let seq = harness.start("classify::a", 1);
+    harness.finish(seq, record("classify::a", 1, Outcome::Pass, 0.0, vec![]));
+    // What a process that found the report's disk full leaves for the others.
+    let marker = harness.report.dir().join("full");
+    fs::write(
+        &marker,
+        "report.json: No space left on device (os error 28)",
+    )
+    .expect("marker");
+    fs::remove_file(&path).expect("the report gone");
+    let error = harness.report.rebuild().expect_err("not retried at once");
+    assert_eq!(error.kind(), std::io::ErrorKind::StorageFull);
+    assert!(
+        error.to_string().contains("no room a moment ago"),
+        "{error}"
+    );
+    assert!(!path.exists(), "no write was tried");
+    // Once the pause is over, the next process tries again, and a success clears the marker.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    fs::File::options()
+        .write(true)
+        .open(&marker)
+        .and_then(|file| file.set_modified(old))
+        .expect("an old marker");
+    harness.report.rebuild().expect("retried");
+    assert!(path.exists() && !marker.exists());
+    let _ = fs::remove_dir_all(sessions);
+}
