@@ -70,6 +70,37 @@ pub struct Settings {
     pub budget: Duration,
 }
 
+/// Where halving a set of suspects ends.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Halved {
+    /// The one test that breaks the victim.
+    One(String),
+    /// No half breaks it alone (or the checks ran out): these break it together.
+    Together(Vec<String>),
+}
+
+/// Halves `set`, keeping a half with which the victim still fails (`fails` says), until one
+/// test is left: a binary search, so `n` suspects take about `2 log2 n` checks. Never called
+/// with a set that does not fail as a whole.
+pub fn halve(mut set: Vec<String>, mut fails: impl FnMut(&[String]) -> bool) -> Halved {
+    while set.len() > 1 {
+        let second = set.split_off(set.len() / 2);
+        if fails(&set) {
+            continue;
+        }
+        if fails(&second) {
+            set = second;
+            continue;
+        }
+        set.extend(second);
+        return Halved::Together(set);
+    }
+    match set.pop() {
+        Some(one) => Halved::One(one),
+        None => Halved::Together(Vec::new()),
+    }
+}
+
 /// Runs of the counterfactual.
 const COUNTERFACTUAL_RUNS: usize = 5;
 
@@ -441,24 +472,22 @@ impl<'a> Doctor<'a> {
 
     /// Halves `set` until one test alone breaks the victim, verifies it and checks the
     /// counterfactual.
-    fn bisect(&mut self, axis: Axis, mut set: Vec<String>) -> Option<Diagnosis> {
-        while set.len() > 1 && !self.over_budget() {
-            let (first, second) = set.split_at(set.len() / 2);
-            let (first, second) = (first.to_vec(), second.to_vec());
-            if self.fails_with(axis, &first) {
-                set = first;
-            } else if self.fails_with(axis, &second) {
-                set = second;
-            } else {
-                // Only together do they break it: not one culprit.
+    fn bisect(&mut self, axis: Axis, set: Vec<String>) -> Option<Diagnosis> {
+        let started = self.started;
+        let budget = self.settings.budget;
+        let culprit = match halve(set, |half| {
+            started.elapsed() < budget && self.fails_with(axis, half)
+        }) {
+            Halved::One(culprit) => culprit,
+            Halved::Together(set) => {
                 self.warnings.push(format!(
-                    "no single test among {} breaks it alone; together they do",
-                    set.len()
+                    "no single test among {} breaks it alone; together they do: {}",
+                    set.len(),
+                    set.join(", ")
                 ));
                 return None;
             }
-        }
-        let culprit = set.pop()?;
+        };
         let plan = self.with(axis, std::slice::from_ref(&culprit));
         let (label, counter_label, counter_plan) = match axis {
             Axis::Order => (
@@ -754,6 +783,75 @@ impl<'a> Doctor<'a> {
             warnings: std::mem::take(&mut self.warnings),
             baseline: self.baseline,
             p_value: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(count: usize) -> Vec<String> {
+        (0..count).map(|i| format!("t{i:02}")).collect()
+    }
+
+    #[test]
+    fn halving_finds_the_one_polluter_in_logarithmic_checks() {
+        for count in [1, 2, 3, 7, 16, 33] {
+            for culprit in 0..count {
+                let wanted = format!("t{culprit:02}");
+                let mut checks = 0;
+                let found = halve(names(count), |half| {
+                    checks += 1;
+                    half.contains(&wanted)
+                });
+                assert_eq!(found, Halved::One(wanted.clone()), "{count} suspects");
+                let bound = 2 * (usize::BITS - count.leading_zeros()) as usize;
+                assert!(checks <= bound, "{checks} checks for {count} suspects");
+            }
+        }
+    }
+
+    #[test]
+    fn two_tests_that_break_it_only_together_are_named_together() {
+        let found = halve(names(8), |half| {
+            half.contains(&"t01".to_string()) && half.contains(&"t06".to_string())
+        });
+        assert_eq!(found, Halved::Together(names(8)));
+        // Halving goes as far as one half keeps failing on its own.
+        let found = halve(names(8), |half| {
+            half.contains(&"t01".to_string()) && half.contains(&"t02".to_string())
+        });
+        assert_eq!(
+            found,
+            Halved::Together(vec!["t00".into(), "t01".into(), "t02".into(), "t03".into()])
+        );
+    }
+
+    #[test]
+    fn only_a_diagnosis_with_a_culprit_or_a_perturbation_counts_as_made() {
+        let diagnosis = |verdict: &str| Diagnosis {
+            verdict: verdict.into(),
+            claim: None,
+            headline: String::new(),
+            explanation: String::new(),
+            evidence: Vec::new(),
+            reproduction: None,
+            culprit: None,
+            warnings: Vec::new(),
+            baseline: (10, 0),
+            p_value: None,
+        };
+        for made in [
+            "flaky-entropy",
+            "flaky-order",
+            "deterministic-failure",
+            "hang",
+        ] {
+            assert!(diagnosis(made).made(), "{made}");
+        }
+        for none in ["not-flaky", "flaky-unattributed", "incomplete"] {
+            assert!(!diagnosis(none).made(), "{none}");
         }
     }
 }
