@@ -30,6 +30,7 @@ fn fixture() -> &'static Fixture {
             )
             .test("hang", include_str!("../fixtures/doctor/hang.rs"))
             .test("rows", include_str!("../fixtures/doctor/rows.rs"))
+            .test("fs", include_str!("../fixtures/doctor/fs.rs"))
             .build();
         // Built before any doctor runs, so that a fixture that does not compile fails here, not
         // as a diagnosis; and doctors started side by side find the binaries already there.
@@ -253,6 +254,20 @@ fn a_report_row_is_diagnosed_through_its_first_run_item() {
         "{}",
         diagnosis.output
     );
+}
+
+#[test]
+fn home_directory_dependence_is_diagnosed_as_fs() {
+    let diagnosis = doctor("home_victim", "fs", 10, &["--axes", "fs"]);
+    assert_flaky(&diagnosis, "home_victim", "flaky-fs", None);
+    // The user's own home passed every run: a latent dependence, found by provoking it.
+    assert_eq!(
+        diagnosis.report["claim"], "latent",
+        "{:#}",
+        diagnosis.report
+    );
+    // `cargo test` cannot be given a home of its own without changing cargo's: no plain repro.
+    assert_eq!(diagnosis.report["repro"]["plain"], Value::Null);
 }
 
 #[test]

@@ -20,11 +20,19 @@ pub enum Axis {
     Order,
     /// Tests that run beside the victim, as threads of its process.
     Parallel,
+    /// Files outside the test: the user's home directory and what it holds.
+    Fs,
 }
 
 impl Axis {
     /// Every axis, in the order the doctor tries them.
-    pub const ALL: [Axis; 4] = [Axis::Entropy, Axis::Time, Axis::Order, Axis::Parallel];
+    pub const ALL: [Axis; 5] = [
+        Axis::Entropy,
+        Axis::Time,
+        Axis::Order,
+        Axis::Parallel,
+        Axis::Fs,
+    ];
 
     /// The axis's name, as `--axes` and the verdicts spell it.
     pub fn name(self) -> &'static str {
@@ -33,6 +41,7 @@ impl Axis {
             Axis::Entropy => "entropy",
             Axis::Order => "order",
             Axis::Parallel => "parallel",
+            Axis::Fs => "fs",
         }
     }
 
@@ -77,6 +86,9 @@ pub struct Perturbation {
     pub seed: Option<u64>,
     /// The wall clock.
     pub clock: Option<Clock>,
+    /// A fresh, empty home directory (`HOME` and the XDG directories in it) instead of the
+    /// user's.
+    pub fresh_home: bool,
 }
 
 impl Perturbation {
@@ -110,6 +122,7 @@ impl Perturbation {
         json!({
             "seed": self.seed,
             "clock": self.clock.map(|clock| json!({"at": clock.at, "frozen": clock.frozen})),
+            "fresh_home": self.fresh_home,
         })
     }
 
@@ -120,7 +133,7 @@ impl Perturbation {
             .ok_or("the perturbation is not an object")?;
         if let Some(key) = object
             .keys()
-            .find(|key| !["seed", "clock"].contains(&key.as_str()))
+            .find(|key| !["seed", "clock", "fresh_home"].contains(&key.as_str()))
         {
             return Err(format!("unknown perturbation field `{key}`"));
         }
@@ -142,7 +155,15 @@ impl Perturbation {
                     .ok_or("the clock has no `frozen`")?,
             }),
         };
-        Ok(Perturbation { seed, clock })
+        let fresh_home = match object.get("fresh_home") {
+            None | Some(Value::Null) => false,
+            Some(value) => value.as_bool().ok_or("`fresh_home` is not true or false")?,
+        };
+        Ok(Perturbation {
+            seed,
+            clock,
+            fresh_home,
+        })
     }
 }
 
@@ -161,6 +182,7 @@ pub fn control(axes: &[Axis]) -> Perturbation {
     Perturbation {
         seed: axes.contains(&Axis::Entropy).then_some(CONTROL_SEED),
         clock: axes.contains(&Axis::Time).then_some(CONTROL_CLOCK),
+        fresh_home: false,
     }
 }
 
@@ -174,6 +196,7 @@ pub fn control_otherwise(axes: &[Axis]) -> Perturbation {
             at: CONTROL_CLOCK.at + 86_400.25,
             frozen: false,
         }),
+        fresh_home: false,
     }
 }
 
@@ -191,7 +214,7 @@ pub fn provocations(axis: Axis) -> Vec<Provocation> {
                 label: format!("entropy seed {seed}"),
                 perturbation: Perturbation {
                     seed: Some(seed),
-                    clock: None,
+                    ..Perturbation::default()
                 },
             })
             .collect(),
@@ -200,14 +223,21 @@ pub fn provocations(axis: Axis) -> Vec<Provocation> {
             .map(|(label, at)| Provocation {
                 label: format!("clock at {label}"),
                 perturbation: Perturbation {
-                    seed: None,
                     clock: Some(Clock {
                         at: *at,
                         frozen: false,
                     }),
+                    ..Perturbation::default()
                 },
             })
             .collect(),
+        Axis::Fs => vec![Provocation {
+            label: "a fresh, empty HOME".into(),
+            perturbation: Perturbation {
+                fresh_home: true,
+                ..Perturbation::default()
+            },
+        }],
         Axis::Order | Axis::Parallel => Vec::new(),
     }
 }
@@ -233,7 +263,8 @@ const ADVERSARIAL_INSTANTS: &[(&str, f64)] = &[
     ),
 ];
 
-/// The benign value of a preload axis, for the counterfactual.
+/// The benign value of an axis, for the counterfactual: the control value of a preload axis,
+/// the user's own home for `fs`.
 pub fn benign(axis: Axis) -> Perturbation {
     control(&[axis])
 }
@@ -250,6 +281,9 @@ pub fn describe(perturbation: &Perturbation) -> String {
             utc(clock.at),
             if clock.frozen { ", frozen" } else { "" }
         ));
+    }
+    if perturbation.fresh_home {
+        parts.push("a fresh, empty HOME".to_string());
     }
     if parts.is_empty() {
         "no perturbation".to_string()
@@ -310,6 +344,7 @@ mod tests {
                 at: 1_773_146_100.0,
                 frozen: true,
             }),
+            fresh_home: true,
         };
         assert_eq!(
             Perturbation::from_json(&perturbation.to_json()),
@@ -325,7 +360,7 @@ mod tests {
         assert_eq!(Axis::parse("time"), Ok(Axis::Time));
         assert_eq!(
             Axis::parse("weather"),
-            Err("unknown axis `weather`; the axes are entropy, time, order, parallel".into())
+            Err("unknown axis `weather`; the axes are entropy, time, order, parallel, fs".into())
         );
     }
 }

@@ -336,7 +336,7 @@ impl<'a> Doctor<'a> {
                 order.sort_by_key(|axis| !stabilizers.contains(axis));
             }
         }
-        for axis in order {
+        for axis in self.provocable(&order) {
             if self.over_budget() {
                 return self.incomplete();
             }
@@ -361,11 +361,11 @@ impl<'a> Doctor<'a> {
         if let Some(diagnosis) = self.siblings() {
             return diagnosis;
         }
-        for axis in preload_axes {
+        for axis in self.provocable(preload_axes) {
             if self.over_budget() {
                 return self.incomplete();
             }
-            if let Some(diagnosis) = self.provoke(*axis) {
+            if let Some(diagnosis) = self.provoke(axis) {
                 return diagnosis;
             }
         }
@@ -383,6 +383,16 @@ impl<'a> Doctor<'a> {
             None,
             None,
         )
+    }
+
+    /// The axes provoked by values of the victim's own run: the preload axes given (in their
+    /// order), then `fs` when it is asked for.
+    fn provocable(&self, preload_axes: &[Axis]) -> Vec<Axis> {
+        let mut axes = preload_axes.to_vec();
+        if self.settings.axes.contains(&Axis::Fs) {
+            axes.push(Axis::Fs);
+        }
+        axes
     }
 
     /// Order, then parallel: the tests of the victim's binary that make it fail.
@@ -650,6 +660,13 @@ impl<'a> Doctor<'a> {
                     "Failed {base_failed}/{base_runs} isolated baseline runs; fails {verify_failed}/{verify_runs} with every draw from the OS pinned to seed {} and passes with {}. The outcome depends on what the process draws from the OS: std's HashMap and HashSet iteration order (their keys come from getrandom), rand's OS-seeded generators, random ids. If the test iterates a HashMap or HashSet, the order leaking into an assertion is the likely cause: sort, or use a BTreeMap.",
                     provocation.perturbation.seed.unwrap_or_default(),
                     axes::describe(&benign)
+                ),
+            ),
+            Axis::Fs => (
+                "flaky-fs",
+                "depends on files in the user's home directory".to_string(),
+                format!(
+                    "Failed {base_failed}/{base_runs} isolated baseline runs; fails {verify_failed}/{verify_runs} with a fresh, empty HOME (and XDG directories) and passes with the user's own. The test reads something from the home directory (configuration, credentials, a cache, leftovers of an earlier run) that a clean machine, a CI runner or another developer does not have."
                 ),
             ),
             _ => (

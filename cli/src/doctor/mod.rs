@@ -217,7 +217,10 @@ fn commands(
     }
     .encode();
     let command = format!("cargo probtest repro {blob}");
-    let plain = (!reproduction.plan.perturbation.needs_preload()).then(|| {
+    // A preload library, or a home directory of its own, is not something `cargo test` can
+    // be given without changing cargo's own run too.
+    let perturbation = &reproduction.plan.perturbation;
+    let plain = (!perturbation.needs_preload() && !perturbation.fresh_home).then(|| {
         let mut line = format!(
             "cargo test {} -- --exact {}",
             select.join(" "),

@@ -192,6 +192,7 @@ mod tests {
                         at: 1.5,
                         frozen: false,
                     }),
+                    fresh_home: false,
                 },
             },
         }

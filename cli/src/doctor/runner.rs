@@ -129,6 +129,17 @@ impl Runner {
         let scratch = self.scratch_dir();
         if let Some(dir) = &scratch {
             command.env("TMPDIR", dir);
+            if plan.perturbation.fresh_home {
+                let home = dir.join("home");
+                if std::fs::create_dir_all(&home).is_ok() {
+                    command
+                        .env("HOME", &home)
+                        .env("XDG_CONFIG_HOME", home.join(".config"))
+                        .env("XDG_DATA_HOME", home.join(".local/share"))
+                        .env("XDG_CACHE_HOME", home.join(".cache"))
+                        .env("XDG_STATE_HOME", home.join(".local/state"));
+                }
+            }
         }
         let started = Instant::now();
         let mut child = match command.spawn() {
