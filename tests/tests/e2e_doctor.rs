@@ -31,6 +31,7 @@ fn fixture() -> &'static Fixture {
             .test("hang", include_str!("../fixtures/doctor/hang.rs"))
             .test("rows", include_str!("../fixtures/doctor/rows.rs"))
             .test("fs", include_str!("../fixtures/doctor/fs.rs"))
+            .test("env", include_str!("../fixtures/doctor/env.rs"))
             .build();
         // Built before any doctor runs, so that a fixture that does not compile fails here, not
         // as a diagnosis; and doctors started side by side find the binaries already there.
@@ -268,6 +269,51 @@ fn home_directory_dependence_is_diagnosed_as_fs() {
     );
     // `cargo test` cannot be given a home of its own without changing cargo's: no plain repro.
     assert_eq!(diagnosis.report["repro"]["plain"], Value::Null);
+}
+
+#[test]
+fn a_variable_of_the_developers_shell_is_diagnosed_as_env() {
+    let fixture = fixture();
+    let relative = "out/env.json";
+    fixture.remove(relative);
+    let path = fixture.path(relative);
+    let output = fixture
+        .probtest(
+            "doctor",
+            &[
+                "env_victim",
+                "--test",
+                "env",
+                "--axes",
+                "env",
+                "--json",
+                &path.to_string_lossy(),
+            ],
+            &[],
+        )
+        // The developer's shell exports it; the test process inherits it from the doctor.
+        .env("PROBTEST_DOCTOR_FIXTURE_TOKEN", "secret")
+        .run();
+    output.assert_code(0);
+    let report = support::read_json(&path);
+    assert_eq!(report["verdict"], "flaky-env", "{report:#}{output}");
+    assert_eq!(report["claim"], "latent", "{report:#}");
+    assert_eq!(
+        report["repro"]["failed"], report["repro"]["runs"],
+        "{report:#}"
+    );
+    // The repro scrubs the environment itself: it fails even with the token exported.
+    let command = report["repro"]["command"].as_str().expect("a command");
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let repro = fixture
+        .probtest("repro", &words[3..], &[])
+        .env("PROBTEST_DOCTOR_FIXTURE_TOKEN", "secret")
+        .run();
+    repro.assert_code(101);
+    assert!(
+        repro.stdout.contains("REPRODUCED: env_victim failed"),
+        "{repro}"
+    );
 }
 
 #[test]

@@ -22,16 +22,19 @@ pub enum Axis {
     Parallel,
     /// Files outside the test: the user's home directory and what it holds.
     Fs,
+    /// The environment variables the test inherits.
+    Env,
 }
 
 impl Axis {
     /// Every axis, in the order the doctor tries them.
-    pub const ALL: [Axis; 5] = [
+    pub const ALL: [Axis; 6] = [
         Axis::Entropy,
         Axis::Time,
         Axis::Order,
         Axis::Parallel,
         Axis::Fs,
+        Axis::Env,
     ];
 
     /// The axis's name, as `--axes` and the verdicts spell it.
@@ -42,6 +45,7 @@ impl Axis {
             Axis::Order => "order",
             Axis::Parallel => "parallel",
             Axis::Fs => "fs",
+            Axis::Env => "env",
         }
     }
 
@@ -89,7 +93,13 @@ pub struct Perturbation {
     /// A fresh, empty home directory (`HOME` and the XDG directories in it) instead of the
     /// user's.
     pub fresh_home: bool,
+    /// The environment scrubbed to what a test needs to start (see [`KEPT_VARIABLES`]).
+    pub scrubbed_env: bool,
 }
+
+/// What a scrubbed environment keeps: how to find programs and libraries, the home directory
+/// (the `fs` axis varies it), and what cargo gives a test.
+pub const KEPT_VARIABLES: &[&str] = &["PATH", "HOME", "LD_LIBRARY_PATH", "TMPDIR"];
 
 impl Perturbation {
     /// Nothing changed.
@@ -123,6 +133,7 @@ impl Perturbation {
             "seed": self.seed,
             "clock": self.clock.map(|clock| json!({"at": clock.at, "frozen": clock.frozen})),
             "fresh_home": self.fresh_home,
+            "scrubbed_env": self.scrubbed_env,
         })
     }
 
@@ -133,7 +144,7 @@ impl Perturbation {
             .ok_or("the perturbation is not an object")?;
         if let Some(key) = object
             .keys()
-            .find(|key| !["seed", "clock", "fresh_home"].contains(&key.as_str()))
+            .find(|key| !["seed", "clock", "fresh_home", "scrubbed_env"].contains(&key.as_str()))
         {
             return Err(format!("unknown perturbation field `{key}`"));
         }
@@ -159,10 +170,17 @@ impl Perturbation {
             None | Some(Value::Null) => false,
             Some(value) => value.as_bool().ok_or("`fresh_home` is not true or false")?,
         };
+        let scrubbed_env = match object.get("scrubbed_env") {
+            None | Some(Value::Null) => false,
+            Some(value) => value
+                .as_bool()
+                .ok_or("`scrubbed_env` is not true or false")?,
+        };
         Ok(Perturbation {
             seed,
             clock,
             fresh_home,
+            scrubbed_env,
         })
     }
 }
@@ -183,6 +201,7 @@ pub fn control(axes: &[Axis]) -> Perturbation {
         seed: axes.contains(&Axis::Entropy).then_some(CONTROL_SEED),
         clock: axes.contains(&Axis::Time).then_some(CONTROL_CLOCK),
         fresh_home: false,
+        scrubbed_env: false,
     }
 }
 
@@ -197,6 +216,7 @@ pub fn control_otherwise(axes: &[Axis]) -> Perturbation {
             frozen: false,
         }),
         fresh_home: false,
+        scrubbed_env: false,
     }
 }
 
@@ -235,6 +255,13 @@ pub fn provocations(axis: Axis) -> Vec<Provocation> {
             label: "a fresh, empty HOME".into(),
             perturbation: Perturbation {
                 fresh_home: true,
+                ..Perturbation::default()
+            },
+        }],
+        Axis::Env => vec![Provocation {
+            label: "a scrubbed environment".into(),
+            perturbation: Perturbation {
+                scrubbed_env: true,
                 ..Perturbation::default()
             },
         }],
@@ -284,6 +311,9 @@ pub fn describe(perturbation: &Perturbation) -> String {
     }
     if perturbation.fresh_home {
         parts.push("a fresh, empty HOME".to_string());
+    }
+    if perturbation.scrubbed_env {
+        parts.push("a scrubbed environment".to_string());
     }
     if parts.is_empty() {
         "no perturbation".to_string()
@@ -345,6 +375,7 @@ mod tests {
                 frozen: true,
             }),
             fresh_home: true,
+            scrubbed_env: true,
         };
         assert_eq!(
             Perturbation::from_json(&perturbation.to_json()),
@@ -360,7 +391,10 @@ mod tests {
         assert_eq!(Axis::parse("time"), Ok(Axis::Time));
         assert_eq!(
             Axis::parse("weather"),
-            Err("unknown axis `weather`; the axes are entropy, time, order, parallel, fs".into())
+            Err(
+                "unknown axis `weather`; the axes are entropy, time, order, parallel, fs, env"
+                    .into()
+            )
         );
     }
 }

@@ -386,11 +386,13 @@ impl<'a> Doctor<'a> {
     }
 
     /// The axes provoked by values of the victim's own run: the preload axes given (in their
-    /// order), then `fs` when it is asked for.
+    /// order), then `fs` and `env` when they are asked for.
     fn provocable(&self, preload_axes: &[Axis]) -> Vec<Axis> {
         let mut axes = preload_axes.to_vec();
-        if self.settings.axes.contains(&Axis::Fs) {
-            axes.push(Axis::Fs);
+        for axis in [Axis::Fs, Axis::Env] {
+            if self.settings.axes.contains(&axis) {
+                axes.push(axis);
+            }
         }
         axes
     }
@@ -667,6 +669,14 @@ impl<'a> Doctor<'a> {
                 "depends on files in the user's home directory".to_string(),
                 format!(
                     "Failed {base_failed}/{base_runs} isolated baseline runs; fails {verify_failed}/{verify_runs} with a fresh, empty HOME (and XDG directories) and passes with the user's own. The test reads something from the home directory (configuration, credentials, a cache, leftovers of an earlier run) that a clean machine, a CI runner or another developer does not have."
+                ),
+            ),
+            Axis::Env => (
+                "flaky-env",
+                "depends on the environment it inherits".to_string(),
+                format!(
+                    "Failed {base_failed}/{base_runs} isolated baseline runs; fails {verify_failed}/{verify_runs} with the environment scrubbed to {} and passes with the one it was given. The test reads an environment variable (a token, a locale, a path, a switch) that a clean CI runner or another developer's shell does not set.",
+                    axes::KEPT_VARIABLES.join(", ")
                 ),
             ),
             _ => (

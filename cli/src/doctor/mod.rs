@@ -66,7 +66,7 @@ pub struct DoctorArgs {
     #[arg(long, value_name = "SECS", value_parser = seconds)]
     pub timeout: Option<Duration>,
 
-    /// The axes to vary, comma-separated [default: entropy,time,order,parallel].
+    /// The axes to vary, comma-separated [default: entropy,time,order,parallel,fs,env].
     #[arg(long, value_delimiter = ',', value_name = "AXES")]
     pub axes: Vec<String>,
 
@@ -220,17 +220,19 @@ fn commands(
     // A preload library, or a home directory of its own, is not something `cargo test` can
     // be given without changing cargo's own run too.
     let perturbation = &reproduction.plan.perturbation;
-    let plain = (!perturbation.needs_preload() && !perturbation.fresh_home).then(|| {
-        let mut line = format!(
-            "cargo test {} -- --exact {}",
-            select.join(" "),
-            reproduction.plan.tests.join(" ")
-        );
-        if let Some(threads) = reproduction.plan.threads {
-            line.push_str(&format!(" --test-threads={threads}"));
-        }
-        line
-    });
+    let plain =
+        (!perturbation.needs_preload() && !perturbation.fresh_home && !perturbation.scrubbed_env)
+            .then(|| {
+                let mut line = format!(
+                    "cargo test {} -- --exact {}",
+                    select.join(" "),
+                    reproduction.plan.tests.join(" ")
+                );
+                if let Some(threads) = reproduction.plan.threads {
+                    line.push_str(&format!(" --test-threads={threads}"));
+                }
+                line
+            });
     (Some(command), plain)
 }
 

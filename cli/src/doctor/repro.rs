@@ -193,6 +193,7 @@ mod tests {
                         frozen: false,
                     }),
                     fresh_home: false,
+                    scrubbed_env: false,
                 },
             },
         }

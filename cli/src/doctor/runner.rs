@@ -92,6 +92,13 @@ impl Runner {
     pub fn run(&self, plan: &Plan) -> Ending {
         self.runs.fetch_add(1, Ordering::Relaxed);
         let mut command = Command::new(&self.binary.path);
+        if plan.perturbation.scrubbed_env {
+            let kept: Vec<(String, std::ffi::OsString)> = crate::doctor::axes::KEPT_VARIABLES
+                .iter()
+                .filter_map(|name| Some((name.to_string(), std::env::var_os(name)?)))
+                .collect();
+            command.env_clear().envs(kept);
+        }
         command.arg("--exact").args(&plan.tests);
         if let Some(threads) = plan.threads {
             command.arg(format!("--test-threads={threads}"));
