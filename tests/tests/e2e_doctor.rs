@@ -317,6 +317,37 @@ fn a_variable_of_the_developers_shell_is_diagnosed_as_env() {
 }
 
 #[test]
+fn the_suite_mode_diagnoses_each_test_that_failed() {
+    let fixture = fixture();
+    let relative = "out/suite.json";
+    fixture.remove(relative);
+    let path = fixture.path(relative);
+    let output = fixture
+        .probtest(
+            "doctor",
+            &[
+                "--suite",
+                "--test",
+                "order",
+                "--axes",
+                "order,parallel",
+                "--json",
+                &path.to_string_lossy(),
+            ],
+            &[],
+        )
+        .run();
+    output.assert_code(0);
+    let report = support::read_json(&path);
+    assert_eq!(report["format"], "probtest-doctor", "{report:#}");
+    let diagnoses = report["diagnoses"].as_array().expect("diagnoses");
+    assert_eq!(diagnoses.len(), 1, "{report:#}{output}");
+    assert_eq!(diagnoses[0]["test"], "b_order_victim");
+    assert_eq!(diagnoses[0]["verdict"], "flaky-order");
+    assert_eq!(diagnoses[0]["culprit"], "a_polluter");
+}
+
+#[test]
 fn wall_clock_dependence_is_diagnosed_as_time() {
     if let Some(why) = preload_unavailable() {
         unavailable("pinning a test's wall clock", why);

@@ -37,9 +37,14 @@ use runner::{Plan, Runner};
 /// The arguments of `cargo probtest doctor`.
 #[derive(Args, Clone, Debug, PartialEq, Eq)]
 pub struct DoctorArgs {
-    /// The test, as libtest prints its name (`billing::invoice_ids_stable`).
-    #[arg(value_name = "TEST")]
-    pub test: String,
+    /// The test, as libtest prints its name (`billing::invoice_ids_stable`), or a report
+    /// row's id.
+    #[arg(value_name = "TEST", required_unless_present = "suite")]
+    pub test: Option<String>,
+
+    /// Run the suite once, and diagnose each test that failed.
+    #[arg(long, conflicts_with = "test")]
+    pub suite: bool,
 
     /// The package of the test (cargo test's `-p`).
     #[arg(short = 'p', long = "package", value_name = "PKG")]
@@ -116,10 +121,9 @@ fn progress(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "doctor: {text}");
 }
 
-/// Runs `cargo probtest doctor`: 0 when a diagnosis was made, 1 when the test is not flaky or
-/// nothing could be attributed.
+/// Runs `cargo probtest doctor`: 0 when a diagnosis was made (with `--suite`: for every test
+/// that failed), 1 when the test is not flaky or nothing could be attributed.
 pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
-    let started = Instant::now();
     let axes = if args.axes.is_empty() {
         Axis::ALL.to_vec()
     } else {
@@ -128,7 +132,11 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
             .map(|name| Axis::parse(name).map_err(|problem| Error::about("--axes", problem)))
             .collect::<Result<Vec<_>, _>>()?
     };
-    let timeout = args.timeout;
+    let settings = Settings {
+        runs: args.runs as usize,
+        axes,
+        budget: Duration::from_secs(args.budget),
+    };
     let selection = Selection {
         packages: args.packages.clone(),
         test_target: args.target.clone(),
@@ -136,16 +144,69 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
         extra: args.args.clone(),
     };
     let binaries = cargo::build(&selection)?;
-    let (binary, tests, victim) = cargo::find_test_or_row(&binaries, &args.test)?;
-    let mut warnings = Vec::new();
-    if victim != args.test {
-        progress(&format!(
-            "row {} is diagnosed through its run item {victim}",
-            args.test
-        ));
+    let reports: Vec<(Diagnosis, serde_json::Value)> = match &args.test {
+        Some(test) => {
+            let (binary, tests, victim) = cargo::find_test_or_row(&binaries, test)?;
+            if victim != *test {
+                progress(&format!(
+                    "row {test} is diagnosed through its run item {victim}"
+                ));
+            }
+            vec![diagnose_one(
+                &binary,
+                &tests,
+                &victim,
+                &settings,
+                args.timeout,
+            )]
+        }
+        None => {
+            let failed = suite_failures(&binaries)?;
+            progress(&format!(
+                "the suite ran: {} test(s) failed{}",
+                failed.len(),
+                if failed.is_empty() {
+                    ", nothing to diagnose"
+                } else {
+                    ""
+                }
+            ));
+            failed
+                .iter()
+                .map(|(binary, tests, victim)| {
+                    diagnose_one(binary, tests, victim, &settings, args.timeout)
+                })
+                .collect()
+        }
+    };
+    if let Some(path) = &args.json {
+        let value = match (&args.test, reports.as_slice()) {
+            (Some(_), [(_, one)]) => one.clone(),
+            _ => serde_json::json!({
+                "format": "probtest-doctor",
+                "version": 1,
+                "diagnoses": reports.iter().map(|(_, json)| json.clone()).collect::<Vec<_>>(),
+            }),
+        };
+        write_json(path, &value)?;
     }
-    let preload = if axes.iter().any(|axis| axis.needs_preload()) {
-        match preload_for(&binary) {
+    let made = !reports.is_empty() && reports.iter().all(|(diagnosis, _)| diagnosis.made());
+    Ok(if made { 0 } else { 1 })
+}
+
+/// Diagnoses `victim` of `binary` (whose tests are `tests`), prints the report, and returns
+/// the diagnosis with its JSON.
+fn diagnose_one(
+    binary: &TestBinary,
+    tests: &[String],
+    victim: &str,
+    settings: &Settings,
+    timeout: Option<Duration>,
+) -> (Diagnosis, serde_json::Value) {
+    let started = Instant::now();
+    let mut warnings = Vec::new();
+    let preload = if settings.axes.iter().any(|axis| axis.needs_preload()) {
+        match preload_for(binary) {
             Ok(library) => Some(library),
             Err(why) => {
                 warnings.push(format!("the clock and entropy axes are skipped: {why}"));
@@ -160,16 +221,11 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
         binary.path.display(),
         tests.len()
     ));
-    let runner = Runner::new(binary.clone(), victim.clone(), preload, timeout);
-    let settings = Settings {
-        runs: args.runs as usize,
-        axes,
-        budget: Duration::from_secs(args.budget),
-    };
-    let diagnosis = Doctor::new(&runner, &settings, &tests, warnings).diagnose();
-    let (command, plain) = commands(&binary, &victim, &diagnosis);
+    let runner = Runner::new(binary.clone(), victim.to_string(), preload, timeout);
+    let diagnosis = Doctor::new(&runner, settings, tests, warnings).diagnose();
+    let (command, plain) = commands(binary, victim, &diagnosis);
     let report = report::Report {
-        test: &victim,
+        test: victim,
         diagnosis: &diagnosis,
         rustc: rustc_version(),
         runs: runner.runs(),
@@ -180,22 +236,62 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(report.text().as_bytes());
     let _ = stdout.flush();
-    if let Some(path) = &args.json {
-        let mut text = serde_json::to_string_pretty(&report.json())
-            .map_err(|error| Error::new(error.to_string()))?;
-        text.push('\n');
-        if let Some(parent) = path
-            .parent()
-            .filter(|parent| !parent.as_os_str().is_empty())
-        {
-            std::fs::create_dir_all(parent).map_err(|error| {
-                Error::about(parent.display(), format!("cannot create ({error})"))
-            })?;
+    let json = report.json();
+    (diagnosis, json)
+}
+
+/// The tests that failed when each binary ran its tests once, as `cargo test` would (all of
+/// them, libtest's default threads): each with its binary and its binary's tests.
+fn suite_failures(
+    binaries: &[TestBinary],
+) -> Result<Vec<(TestBinary, Vec<String>, String)>, Error> {
+    let mut failed = Vec::new();
+    for binary in binaries {
+        let tests = binary.tests()?;
+        if tests.is_empty() {
+            continue;
         }
-        std::fs::write(path, text)
-            .map_err(|error| Error::about(path.display(), format!("cannot write ({error})")))?;
+        let output = std::process::Command::new(&binary.path)
+            .current_dir(&binary.manifest_dir)
+            .env("CARGO_MANIFEST_DIR", &binary.manifest_dir)
+            .env("PROB_SUMMARY", "0")
+            .env_remove("PROB_JSON")
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .map_err(|error| {
+                Error::about(binary.path.display(), format!("cannot run ({error})"))
+            })?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        for line in stdout.lines() {
+            let Some(name) = line
+                .strip_prefix("test ")
+                .and_then(|rest| rest.strip_suffix(" ... FAILED"))
+            else {
+                continue;
+            };
+            if tests.iter().any(|test| test == name) {
+                failed.push((binary.clone(), tests.clone(), name.to_string()));
+            }
+        }
     }
-    Ok(if diagnosis.made() { 0 } else { 1 })
+    Ok(failed)
+}
+
+/// Writes the JSON report to `path`, its directory made.
+fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), Error> {
+    let mut text =
+        serde_json::to_string_pretty(value).map_err(|error| Error::new(error.to_string()))?;
+    text.push('\n');
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|error| Error::about(parent.display(), format!("cannot create ({error})")))?;
+    }
+    std::fs::write(path, text)
+        .map_err(|error| Error::about(path.display(), format!("cannot write ({error})")))
 }
 
 /// The repro command of a diagnosis, and a plain `cargo test` one where the failure needs no
