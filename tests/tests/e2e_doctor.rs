@@ -9,11 +9,10 @@
 
 mod support;
 
-use std::io::Write;
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use support::{Fixture, Output};
+use support::{unavailable, Fixture, Output};
 
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
@@ -39,18 +38,6 @@ fn fixture() -> &'static Fixture {
         built.assert_code(0);
         fixture
     })
-}
-
-/// Skips a test that the machine does not allow, with a message past libtest's capture; under
-/// `CI=true` the test fails instead, so that CI never passes a test it did not run.
-fn unavailable(what: &str, why: &str) {
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{what} is not possible on this CI machine: {why}");
-    }
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "skipped: {what} is not possible here: {why}"
-    );
 }
 
 /// Why the doctor cannot pin a test process's clock and entropy here, if it cannot: it pins them

@@ -12,7 +12,7 @@
 mod support;
 
 use std::fs::{self, File};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,7 +21,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{counts, report_row, shared_target_dir, Fixture, Output};
+use support::{counts, report_row, shared_target_dir, unavailable, Fixture, Output};
 
 /// Two clean runs: a report of one row.
 const STEADY: &str = r#"//! Fixture: two clean runs.
@@ -93,18 +93,6 @@ fn fresh_dir(relative: &str) -> PathBuf {
     let dir = fixture.path(relative);
     fs::create_dir_all(&dir).expect("a test directory");
     dir
-}
-
-/// Skips a test that the machine does not allow, with a message past libtest's capture; under
-/// `CI=true` the test fails instead, so that CI never passes a test it did not run.
-fn unavailable(what: &str, why: &str) {
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{what} is not possible on this CI machine: {why}");
-    }
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "skipped: {what} is not possible here: {why}"
-    );
 }
 
 /// The hidden temporary files of atomic writes left in `dir`.

@@ -406,50 +406,46 @@ impl<'a> Doctor<'a> {
             .take_while(|test| **test != victim)
             .cloned()
             .collect();
-        if self.settings.axes.contains(&Axis::Order) && !before.is_empty() {
-            let mut tests = before.clone();
-            tests.push(victim.clone());
-            let plan = Plan {
-                tests,
-                threads: Some(1),
-                perturbation: Perturbation::none(),
-            };
-            let endings = self.sample(
-                &format!("after the {} tests before it, one thread", before.len()),
-                &plan,
-                2,
-                "",
-            );
-            if endings.iter().any(Ending::failed) {
-                self.progress("fails after the tests before it: bisecting them");
-                if let Some(diagnosis) = self.bisect(Axis::Order, before) {
-                    return Some(diagnosis);
-                }
-            }
-        }
         let others: Vec<String> = self
             .tests
             .iter()
             .filter(|test| **test != victim)
             .cloned()
             .collect();
-        if self.settings.axes.contains(&Axis::Parallel) && !others.is_empty() {
-            let mut tests = others.clone();
+        // After the tests before it in one thread, twice (an order dependence shows every
+        // time); beside all the others, four times (a race shows some of the time).
+        let checks = [
+            (
+                Axis::Order,
+                before,
+                Some(1),
+                2,
+                "after the {} tests before it, one thread",
+            ),
+            (
+                Axis::Parallel,
+                others,
+                None,
+                4,
+                "beside its {} siblings, in parallel",
+            ),
+        ];
+        for (axis, set, threads, runs, label) in checks {
+            if !self.settings.axes.contains(&axis) || set.is_empty() {
+                continue;
+            }
+            let mut tests = set.clone();
             tests.push(victim.clone());
             let plan = Plan {
                 tests,
-                threads: None,
+                threads,
                 perturbation: Perturbation::none(),
             };
-            let endings = self.sample(
-                &format!("beside its {} siblings, in parallel", others.len()),
-                &plan,
-                4,
-                "",
-            );
+            let label = label.replace("{}", &set.len().to_string());
+            let endings = self.sample(&label, &plan, runs, "");
             if endings.iter().any(Ending::failed) {
-                self.progress("fails beside its siblings: bisecting them");
-                if let Some(diagnosis) = self.bisect(Axis::Parallel, others) {
+                self.progress(&format!("fails {}: bisecting", label));
+                if let Some(diagnosis) = self.bisect(axis, set) {
                     return Some(diagnosis);
                 }
             }

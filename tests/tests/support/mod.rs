@@ -14,6 +14,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// Skips a test that the machine does not allow, with a message past libtest's capture; under
+/// `CI=true` the test fails instead, so that CI never passes a test it did not run.
+pub fn unavailable(what: &str, why: &str) {
+    use std::io::Write;
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{what} is not possible on this CI machine: {why}");
+    }
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "skipped: {what} is not possible here: {why}"
+    );
+}
+
 /// The library every fixture crate shares (`use fixture::run_number`).
 const FIXTURE_LIB: &str = include_str!("../../fixtures/lib.rs");
 
