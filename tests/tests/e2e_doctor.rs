@@ -342,6 +342,11 @@ fn wall_clock_dependence_is_diagnosed_as_time() {
     }
     let diagnosis = doctor("clock_victim", "time", 10, &[]);
     assert_flaky(&diagnosis, "clock_victim", "flaky-time", None);
+    // The repro pins the time zone too, so that it fails on a machine in another zone.
+    let value = diagnosis.report["repro"]["value"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(value.contains("TZ="), "{:#}", diagnosis.report);
 }
 
 #[test]

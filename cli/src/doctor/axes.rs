@@ -95,6 +95,8 @@ pub struct Perturbation {
     pub fresh_home: bool,
     /// The environment scrubbed to what a test needs to start (see [`KEPT_VARIABLES`]).
     pub scrubbed_env: bool,
+    /// The time zone (`TZ`): where the local time of a pinned clock is.
+    pub tz: Option<String>,
 }
 
 /// What a scrubbed environment keeps: how to find programs and libraries, the home directory
@@ -118,6 +120,9 @@ impl Perturbation {
         if let Some(seed) = self.seed {
             env.push((ENV_SEED, seed.to_string()));
         }
+        if let Some(tz) = &self.tz {
+            env.push(("TZ", tz.clone()));
+        }
         if let Some(clock) = self.clock {
             env.push((ENV_TIME, format!("{:.3}", clock.at)));
             if clock.frozen {
@@ -134,6 +139,7 @@ impl Perturbation {
             "clock": self.clock.map(|clock| json!({"at": clock.at, "frozen": clock.frozen})),
             "fresh_home": self.fresh_home,
             "scrubbed_env": self.scrubbed_env,
+            "tz": self.tz,
         })
     }
 
@@ -142,10 +148,9 @@ impl Perturbation {
         let object = value
             .as_object()
             .ok_or("the perturbation is not an object")?;
-        if let Some(key) = object
-            .keys()
-            .find(|key| !["seed", "clock", "fresh_home", "scrubbed_env"].contains(&key.as_str()))
-        {
+        if let Some(key) = object.keys().find(|key| {
+            !["seed", "clock", "fresh_home", "scrubbed_env", "tz"].contains(&key.as_str())
+        }) {
             return Err(format!("unknown perturbation field `{key}`"));
         }
         let seed = match object.get("seed") {
@@ -176,11 +181,22 @@ impl Perturbation {
                 .as_bool()
                 .ok_or("`scrubbed_env` is not true or false")?,
         };
+        let tz = match object.get("tz") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(
+                value
+                    .as_str()
+                    .filter(|tz| !tz.is_empty() && !tz.contains('\0'))
+                    .ok_or("`tz` is not a time zone name")?
+                    .to_string(),
+            ),
+        };
         Ok(Perturbation {
             seed,
             clock,
             fresh_home,
             scrubbed_env,
+            tz,
         })
     }
 }
@@ -202,6 +218,7 @@ pub fn control(axes: &[Axis]) -> Perturbation {
         clock: axes.contains(&Axis::Time).then_some(CONTROL_CLOCK),
         fresh_home: false,
         scrubbed_env: false,
+        tz: None,
     }
 }
 
@@ -217,6 +234,7 @@ pub fn control_otherwise(axes: &[Axis]) -> Perturbation {
         }),
         fresh_home: false,
         scrubbed_env: false,
+        tz: None,
     }
 }
 
@@ -240,13 +258,20 @@ pub fn provocations(axis: Axis) -> Vec<Provocation> {
             .collect(),
         Axis::Time => ADVERSARIAL_INSTANTS
             .iter()
-            .map(|(label, at)| Provocation {
+            .map(|(label, at)| (label, at, None))
+            .chain(
+                DST_INSTANTS
+                    .iter()
+                    .map(|(label, at, tz)| (label, at, Some(tz.to_string()))),
+            )
+            .map(|(label, at, tz)| Provocation {
                 label: format!("clock at {label}"),
                 perturbation: Perturbation {
                     clock: Some(Clock {
                         at: *at,
                         frozen: false,
                     }),
+                    tz,
                     ..Perturbation::default()
                 },
             })
@@ -290,6 +315,43 @@ const ADVERSARIAL_INSTANTS: &[(&str, f64)] = &[
     ),
 ];
 
+/// Instants just before a daylight-saving change, with the zone whose local time changes then:
+/// local time that jumps forward an hour, or repeats one.
+const DST_INSTANTS: &[(&str, f64, &str)] = &[
+    (
+        "2026-03-08 06:59:59.990 (01:59:59 in New York, before clocks spring forward)",
+        1_772_953_199.99,
+        "America/New_York",
+    ),
+    (
+        "2026-11-01 05:59:59.990 (01:59:59 in New York, before the hour repeats)",
+        1_793_512_799.99,
+        "America/New_York",
+    ),
+];
+
+/// The time zone this machine's local time is in: `TZ`, else the zone `/etc/localtime` links
+/// to, else `/etc/timezone`; `None` when none says. A time repro records it, so that it fails
+/// on another machine too.
+pub fn local_zone() -> Option<String> {
+    if let Some(tz) = std::env::var("TZ").ok().filter(|tz| !tz.is_empty()) {
+        return Some(tz);
+    }
+    let linked = std::fs::read_link("/etc/localtime")
+        .ok()
+        .and_then(|target| {
+            let text = target.to_string_lossy().into_owned();
+            text.split_once("zoneinfo/")
+                .map(|(_, zone)| zone.to_string())
+        });
+    linked.or_else(|| {
+        std::fs::read_to_string("/etc/timezone")
+            .ok()
+            .map(|zone| zone.trim().to_string())
+            .filter(|zone| !zone.is_empty())
+    })
+}
+
 /// The benign value of an axis, for the counterfactual: the control value of a preload axis,
 /// the user's own home for `fs`.
 pub fn benign(axis: Axis) -> Perturbation {
@@ -314,6 +376,9 @@ pub fn describe(perturbation: &Perturbation) -> String {
     }
     if perturbation.scrubbed_env {
         parts.push("a scrubbed environment".to_string());
+    }
+    if let Some(tz) = &perturbation.tz {
+        parts.push(format!("TZ={tz}"));
     }
     if parts.is_empty() {
         "no perturbation".to_string()
@@ -364,6 +429,22 @@ mod tests {
             );
         }
         assert_eq!(utc(CONTROL_CLOCK.at), "2021-06-15 12:30:30.500 UTC");
+        for (label, at, _) in DST_INSTANTS {
+            assert!(
+                label.starts_with(utc(*at).trim_end_matches(" UTC")),
+                "{label} is {}",
+                utc(*at)
+            );
+        }
+        let with_zone: Vec<Perturbation> = provocations(Axis::Time)
+            .into_iter()
+            .map(|provocation| provocation.perturbation)
+            .filter(|perturbation| perturbation.tz.is_some())
+            .collect();
+        assert_eq!(with_zone.len(), DST_INSTANTS.len());
+        assert!(with_zone[0]
+            .env()
+            .contains(&("TZ", "America/New_York".to_string())));
     }
 
     #[test]
@@ -376,13 +457,15 @@ mod tests {
             }),
             fresh_home: true,
             scrubbed_env: true,
+            tz: Some("America/New_York".into()),
         };
         assert_eq!(
             Perturbation::from_json(&perturbation.to_json()),
             Ok(perturbation)
         );
-        assert!(Perturbation::from_json(&json!({"seed": 1, "tz": "x"})).is_err());
+        assert!(Perturbation::from_json(&json!({"seed": 1, "weather": "x"})).is_err());
         assert!(Perturbation::from_json(&json!({"seed": -1})).is_err());
+        assert!(Perturbation::from_json(&json!({"tz": ""})).is_err());
         assert!(Perturbation::from_json(&json!({"clock": {"at": "noon"}})).is_err());
     }
 

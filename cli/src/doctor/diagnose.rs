@@ -622,7 +622,11 @@ impl<'a> Doctor<'a> {
                 passed = Some(provocation.perturbation);
             }
         }
-        let (provocation, prints) = winner?;
+        let (mut provocation, prints) = winner?;
+        if axis == Axis::Time && provocation.perturbation.tz.is_none() {
+            // Recorded in the repro, so that it fails on a machine in another zone too.
+            provocation.perturbation.tz = axes::local_zone();
+        }
         let plan = Plan::alone(&victim, provocation.perturbation.clone());
         // The counterfactual: a value of the same axis that passed, else the benign one.
         let benign = passed.unwrap_or_else(|| axes::benign(axis));

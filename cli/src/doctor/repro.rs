@@ -194,6 +194,7 @@ mod tests {
                     }),
                     fresh_home: false,
                     scrubbed_env: false,
+                    tz: Some("Europe/Berlin".into()),
                 },
             },
         }

@@ -127,9 +127,9 @@ impl Runner {
             if let Some(library) = &self.preload {
                 command.env("LD_PRELOAD", library);
             }
-            for (name, value) in plan.perturbation.env() {
-                command.env(name, value);
-            }
+        }
+        for (name, value) in plan.perturbation.env() {
+            command.env(name, value);
         }
         // A temporary directory of its own: runs going on at once never share files through
         // it, while the tests of one run do.
