@@ -6,6 +6,7 @@
 //! environment variables and does nothing else. With `PROB_ITEMS_OUT` set (by `cargo probtest
 //! doctor`), it also writes the binary's generated items to that file.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use crate::harness::recorder::{self, Started};
@@ -19,6 +20,10 @@ struct Early {
 }
 
 static EARLY: Mutex<Option<Early>> = Mutex::new(None);
+
+/// Whether start-up started a run: every run asks, and under `cargo test` the answer is always
+/// no, read without taking the lock.
+static STARTED_EARLY: AtomicBool = AtomicBool::new(false);
 
 ctor::declarative::ctor! {
     #[ctor(unsafe)]
@@ -48,10 +53,14 @@ fn start_up() {
     };
     let started = recorder::started(case, run);
     *EARLY.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(Early { case, run, started });
+    STARTED_EARLY.store(true, Ordering::Release);
 }
 
 /// The start of run `run` of `case`, when start-up made it.
 pub(crate) fn take(case: &'static Case, run: u32) -> Option<Started> {
+    if !STARTED_EARLY.load(Ordering::Acquire) {
+        return None;
+    }
     let mut early = EARLY.lock().unwrap_or_else(|poison| poison.into_inner());
     match early.take() {
         Some(found) if std::ptr::eq(found.case, case) && found.run == run => Some(found.started),

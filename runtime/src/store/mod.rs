@@ -29,6 +29,7 @@ pub(crate) mod atomic;
 mod key;
 pub(crate) mod live;
 mod log;
+mod reconcile;
 mod session_dir;
 pub(crate) mod slots;
 mod target;
@@ -40,10 +41,9 @@ pub(crate) mod writer;
 pub(crate) use crate::format::store_lines::identity_fragment;
 pub use key::sanitize_key;
 pub(crate) use key::session_key;
+pub use reconcile::{Executed, DIED_BEFORE_SEEN, NOT_RECORDED};
 pub(crate) use session_dir::unrecorded_warning;
-pub use session_dir::{
-    Executed, Session, SessionData, DIED_BEFORE_SEEN, KEEP_SESSIONS, NOT_RECORDED,
-};
+pub use session_dir::{Session, SessionData, KEEP_SESSIONS};
 pub(crate) use target::{tagged_target_dir_of, target_dir_of};
 
 /// The message of a run that started and never reported.

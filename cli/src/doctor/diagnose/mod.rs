@@ -10,6 +10,9 @@ use crate::doctor::fingerprint::Ending;
 use crate::doctor::gates;
 use crate::doctor::runner::{Plan, Runner};
 
+mod provoke;
+mod siblings;
+
 /// One line of the evidence table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evidence {
@@ -30,6 +33,20 @@ pub struct Reproduction {
     pub runs: u64,
     pub failed: u64,
     pub lower_bound: f64,
+}
+
+impl Reproduction {
+    /// The reproduction that failed `failed` of `runs` verifying runs, with its lower bound.
+    pub fn new(axis: Axis, value: String, plan: Plan, (runs, failed): (u64, u64)) -> Reproduction {
+        Reproduction {
+            axis,
+            value,
+            plan,
+            runs,
+            failed,
+            lower_bound: gates::repro_lower_bound(failed, runs),
+        }
+    }
 }
 
 /// What the doctor concluded.
@@ -68,37 +85,6 @@ pub struct Settings {
     pub axes: Vec<Axis>,
     /// When to stop with `incomplete`.
     pub budget: Duration,
-}
-
-/// Where halving a set of suspects ends.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Halved {
-    /// The one test that breaks the victim.
-    One(String),
-    /// No half breaks it alone (or the checks ran out): these break it together.
-    Together(Vec<String>),
-}
-
-/// Halves `set`, keeping a half with which the victim still fails (`fails` says), until one
-/// test is left: a binary search, so `n` suspects take about `2 log2 n` checks. Never called
-/// with a set that does not fail as a whole.
-pub fn halve(mut set: Vec<String>, mut fails: impl FnMut(&[String]) -> bool) -> Halved {
-    while set.len() > 1 {
-        let second = set.split_off(set.len() / 2);
-        if fails(&set) {
-            continue;
-        }
-        if fails(&second) {
-            set = second;
-            continue;
-        }
-        set.extend(second);
-        return Halved::Together(set);
-    }
-    match set.pop() {
-        Some(one) => Halved::One(one),
-        None => Halved::Together(Vec::new()),
-    }
 }
 
 /// Runs of the counterfactual.
@@ -397,171 +383,6 @@ impl<'a> Doctor<'a> {
         axes
     }
 
-    /// Order, then parallel: the tests of the victim's binary that make it fail.
-    fn siblings(&mut self) -> Option<Diagnosis> {
-        let victim = self.victim().to_string();
-        let before: Vec<String> = self
-            .tests
-            .iter()
-            .take_while(|test| **test != victim)
-            .cloned()
-            .collect();
-        let others: Vec<String> = self
-            .tests
-            .iter()
-            .filter(|test| **test != victim)
-            .cloned()
-            .collect();
-        // After the tests before it in one thread, twice (an order dependence shows every
-        // time); beside all the others, four times (a race shows some of the time).
-        let checks = [
-            (
-                Axis::Order,
-                before,
-                Some(1),
-                2,
-                "after the {} tests before it, one thread",
-            ),
-            (
-                Axis::Parallel,
-                others,
-                None,
-                4,
-                "beside its {} siblings, in parallel",
-            ),
-        ];
-        for (axis, set, threads, runs, label) in checks {
-            if !self.settings.axes.contains(&axis) || set.is_empty() {
-                continue;
-            }
-            let mut tests = set.clone();
-            tests.push(victim.clone());
-            let plan = Plan {
-                tests,
-                threads,
-                perturbation: Perturbation::none(),
-            };
-            let label = label.replace("{}", &set.len().to_string());
-            let endings = self.sample(&label, &plan, runs, "");
-            if endings.iter().any(Ending::failed) {
-                self.progress(&format!("fails {}: bisecting", label));
-                if let Some(diagnosis) = self.bisect(axis, set) {
-                    return Some(diagnosis);
-                }
-            }
-        }
-        None
-    }
-
-    /// The plan of the victim with `set` before (order) or beside (parallel) it.
-    fn with(&self, axis: Axis, set: &[String]) -> Plan {
-        let mut tests = set.to_vec();
-        tests.push(self.victim().to_string());
-        Plan {
-            threads: match axis {
-                Axis::Order => Some(1),
-                _ => Some(set.len() + 1),
-            },
-            tests,
-            perturbation: Perturbation::none(),
-        }
-    }
-
-    /// Whether the victim fails with `set`: both of two runs in order, any of four in parallel
-    /// (a race shows some of the time).
-    fn fails_with(&mut self, axis: Axis, set: &[String]) -> bool {
-        let plan = self.with(axis, set);
-        match axis {
-            Axis::Order => tally(&self.runner.run_many(&plan, 2, true)).1 == 2,
-            // A race: the first failure is enough, and most runs that will fail do at once.
-            _ => (0..4).any(|_| self.runner.run(&plan).failed()),
-        }
-    }
-
-    /// Halves `set` until one test alone breaks the victim, verifies it and checks the
-    /// counterfactual.
-    fn bisect(&mut self, axis: Axis, set: Vec<String>) -> Option<Diagnosis> {
-        let started = self.started;
-        let budget = self.settings.budget;
-        let culprit = match halve(set, |half| {
-            started.elapsed() < budget && self.fails_with(axis, half)
-        }) {
-            Halved::One(culprit) => culprit,
-            Halved::Together(set) => {
-                self.warnings.push(format!(
-                    "no single test among {} breaks it alone; together they do: {}",
-                    set.len(),
-                    set.join(", ")
-                ));
-                return None;
-            }
-        };
-        let plan = self.with(axis, std::slice::from_ref(&culprit));
-        let (label, counter_label, counter_plan) = match axis {
-            Axis::Order => (
-                format!("VERIFY: after {culprit}"),
-                "counterfactual: alone".to_string(),
-                Plan::alone(self.victim(), Perturbation::none()),
-            ),
-            _ => (
-                format!("VERIFY: beside {culprit}"),
-                format!("counterfactual: with {culprit}, one thread"),
-                Plan {
-                    threads: Some(1),
-                    ..plan.clone()
-                },
-            ),
-        };
-        let (verify, counter) =
-            self.verify_and_counter((&label, &plan), (&counter_label, &counter_plan));
-        let (verify_runs, verify_failed) = tally(&verify);
-        let (p_value, full) = self.credit(&label, (verify_runs, verify_failed), tally(&counter))?;
-        let value = match axis {
-            Axis::Order => format!("[{culprit}, {}]", self.victim()),
-            _ => format!("{culprit} beside it"),
-        };
-        let reproduction = Reproduction {
-            axis,
-            value,
-            plan,
-            runs: verify_runs,
-            failed: verify_failed,
-            lower_bound: gates::repro_lower_bound(verify_failed, verify_runs),
-        };
-        let victim = self.victim().to_string();
-        let (verdict, mut headline, explanation) = match axis {
-            Axis::Order => (
-                "flaky-order",
-                "test-order dependent".to_string(),
-                format!(
-                    "The test passes on its own, but fails when it runs after {culprit} in the same process (--test-threads=1, in libtest's name order): fails {verify_failed}/{verify_runs} in that order. {culprit} leaves behind state (a static, an environment variable, a file) that {victim} depends on being absent."
-                ),
-            ),
-            _ => (
-                "flaky-parallel",
-                "breaks when a sibling test runs beside it".to_string(),
-                format!(
-                    "The test passes on its own and after its siblings in one thread, but fails while {culprit} runs beside it as another thread of the same process: fails {verify_failed}/{verify_runs} that way. The two share something (a static, an environment variable, a file, a port) without synchronization."
-                ),
-            ),
-        };
-        if !full {
-            headline.push_str(" (elevates the failure rate)");
-        }
-        // The unperturbed run of the victim among its siblings failed: that is the failure the
-        // user sees in the suite, and this explains it.
-        let mut diagnosis = self.conclude(
-            verdict,
-            Some("observed"),
-            headline,
-            explanation,
-            Some(reproduction),
-            Some(culprit),
-        );
-        diagnosis.p_value = Some(p_value);
-        Some(diagnosis)
-    }
-
     /// The significance gate: credit for a perturbation that failed `verify` (runs, failed)
     /// only when that beats the reference's rate (the baseline's) or, when the counterfactual
     /// passed every run, that benign value's, in Fisher's exact test (one-sided, 0.05). Returns
@@ -597,127 +418,6 @@ impl<'a> Doctor<'a> {
             return None;
         }
         Some((p_value, verify_failed == verify_runs && counter_passes))
-    }
-
-    /// Provokes a preload axis: the first value that fails every run, verified, with its
-    /// counterfactual and the significance gate.
-    fn provoke(&mut self, axis: Axis) -> Option<Diagnosis> {
-        let victim = self.victim().to_string();
-        self.progress(&format!("provoking {axis}"));
-        let mut winner = None;
-        let mut passed = None;
-        for provocation in axes::provocations(axis) {
-            if self.over_budget() || (winner.is_some() && passed.is_some()) {
-                break;
-            }
-            let endings = self.sample(
-                &format!("provoke: {}", provocation.label),
-                &Plan::alone(&victim, provocation.perturbation.clone()),
-                2,
-                "",
-            );
-            if winner.is_none() && endings.iter().all(Ending::failed) {
-                winner = Some((provocation, fingerprints(&endings)));
-            } else if passed.is_none() && endings.iter().all(|e| *e == Ending::Pass) {
-                passed = Some(provocation.perturbation);
-            }
-        }
-        let (mut provocation, prints) = winner?;
-        if axis == Axis::Time && provocation.perturbation.tz.is_none() {
-            // Recorded in the repro, so that it fails on a machine in another zone too.
-            provocation.perturbation.tz = axes::local_zone();
-        }
-        let plan = Plan::alone(&victim, provocation.perturbation.clone());
-        // The counterfactual: a value of the same axis that passed, else the benign one.
-        let benign = passed.unwrap_or_else(|| axes::benign(axis));
-        let (verify, counter) = self.verify_and_counter(
-            (&format!("VERIFY: {}", provocation.label), &plan),
-            (
-                &format!("counterfactual: {}", axes::describe(&benign)),
-                &Plan::alone(&victim, benign.clone()),
-            ),
-        );
-        let (verify_runs, verify_failed) = tally(&verify);
-        if verify_failed < verify_runs {
-            return None;
-        }
-        let counter_tally = tally(&counter);
-        let counter_passes = counter_tally.1 == 0 && counter.iter().all(|e| *e == Ending::Pass);
-        let (base_runs, base_failed) = self.baseline;
-        let (p_value, _) = self.credit(
-            &provocation.label,
-            (verify_runs, verify_failed),
-            counter_tally,
-        )?;
-        let observed = prints
-            .iter()
-            .any(|print| self.baseline_prints.contains(print));
-        let claim = if observed { "observed" } else { "latent" };
-        let value = axes::describe(&provocation.perturbation);
-        let (verdict, mut headline, mut explanation) = match axis {
-            Axis::Entropy => (
-                "flaky-entropy",
-                "depends on the OS's randomness (hash order, random seeds)".to_string(),
-                format!(
-                    "Failed {base_failed}/{base_runs} isolated baseline runs; fails {verify_failed}/{verify_runs} with every draw from the OS pinned to seed {} and passes with {}. The outcome depends on what the process draws from the OS: std's HashMap and HashSet iteration order (their keys come from getrandom), rand's OS-seeded generators, random ids. If the test iterates a HashMap or HashSet, the order leaking into an assertion is the likely cause: sort, or use a BTreeMap.",
-                    provocation.perturbation.seed.unwrap_or_default(),
-                    axes::describe(&benign)
-                ),
-            ),
-            Axis::Fs => (
-                "flaky-fs",
-                "depends on files in the user's home directory".to_string(),
-                format!(
-                    "Failed {base_failed}/{base_runs} isolated baseline runs; fails {verify_failed}/{verify_runs} with a fresh, empty HOME (and XDG directories) and passes with the user's own. The test reads something from the home directory (configuration, credentials, a cache, leftovers of an earlier run) that a clean machine, a CI runner or another developer does not have."
-                ),
-            ),
-            Axis::Env => (
-                "flaky-env",
-                "depends on the environment it inherits".to_string(),
-                format!(
-                    "Failed {base_failed}/{base_runs} isolated baseline runs; fails {verify_failed}/{verify_runs} with the environment scrubbed to {} and passes with the one it was given. The test reads an environment variable (a token, a locale, a path, a switch) that a clean CI runner or another developer's shell does not set.",
-                    axes::KEPT_VARIABLES.join(", ")
-                ),
-            ),
-            _ => (
-                "flaky-time",
-                "depends on the wall clock".to_string(),
-                format!(
-                    "Failed {base_failed}/{base_runs} isolated baseline runs; fails {verify_failed}/{verify_runs} with the clock started at {} and passes with the {}. The outcome depends on when it runs: a boundary of a second, minute, day, month or year, or an assumption about the time of day.",
-                    provocation
-                        .perturbation
-                        .clock
-                        .map(|clock| axes::utc(clock.at))
-                        .unwrap_or_default(),
-                    axes::describe(&benign)
-                ),
-            ),
-        };
-        if !counter_passes {
-            headline = format!("{headline} (elevates the failure rate)");
-            explanation.push_str(" The benign value did not pass every run either: the axis raises the failure rate rather than deciding it.");
-        }
-        if claim == "latent" {
-            explanation.push_str(" The failure it provokes differs from the one the baseline showed: a latent bug on this axis.");
-        }
-        let reproduction = Reproduction {
-            axis,
-            value,
-            plan,
-            runs: verify_runs,
-            failed: verify_failed,
-            lower_bound: gates::repro_lower_bound(verify_failed, verify_runs),
-        };
-        let mut diagnosis = self.conclude(
-            verdict,
-            Some(claim),
-            headline,
-            explanation,
-            Some(reproduction),
-            None,
-        );
-        diagnosis.p_value = Some(p_value);
-        Some(diagnosis)
     }
 
     fn hang(mut self, hangs: u64) -> Diagnosis {
@@ -817,43 +517,6 @@ impl<'a> Doctor<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn names(count: usize) -> Vec<String> {
-        (0..count).map(|i| format!("t{i:02}")).collect()
-    }
-
-    #[test]
-    fn halving_finds_the_one_polluter_in_logarithmic_checks() {
-        for count in [1, 2, 3, 7, 16, 33] {
-            for culprit in 0..count {
-                let wanted = format!("t{culprit:02}");
-                let mut checks = 0;
-                let found = halve(names(count), |half| {
-                    checks += 1;
-                    half.contains(&wanted)
-                });
-                assert_eq!(found, Halved::One(wanted.clone()), "{count} suspects");
-                let bound = 2 * (usize::BITS - count.leading_zeros()) as usize;
-                assert!(checks <= bound, "{checks} checks for {count} suspects");
-            }
-        }
-    }
-
-    #[test]
-    fn two_tests_that_break_it_only_together_are_named_together() {
-        let found = halve(names(8), |half| {
-            half.contains(&"t01".to_string()) && half.contains(&"t06".to_string())
-        });
-        assert_eq!(found, Halved::Together(names(8)));
-        // Halving goes as far as one half keeps failing on its own.
-        let found = halve(names(8), |half| {
-            half.contains(&"t01".to_string()) && half.contains(&"t02".to_string())
-        });
-        assert_eq!(
-            found,
-            Halved::Together(vec!["t00".into(), "t01".into(), "t02".into(), "t03".into()])
-        );
-    }
 
     #[test]
     fn only_a_diagnosis_with_a_culprit_or_a_perturbation_counts_as_made() {

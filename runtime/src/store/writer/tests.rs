@@ -1,0 +1,274 @@
+//! The session writer's tests: events through the log, the slots and the live report.
+
+use std::fs;
+use std::path::Path;
+
+use super::*;
+use crate::format::store_lines::identity_fragment;
+use crate::model::tests::{info, record};
+use crate::model::Report;
+use crate::store::test_support::temp_sessions;
+use crate::types::status::Outcome;
+
+/// What a process holding the whole session would give: the store's own reading.
+fn from_store(session: &Session) -> impl FnOnce() -> SessionData + '_ {
+    || session.load().expect("the store")
+}
+
+fn report_at(path: &Path) -> Option<Report> {
+    let text = fs::read_to_string(path).ok()?;
+    Some(Report::from_json(&text).expect("a report"))
+}
+
+/// Runs `case` once through `writer`: its start, then its end with `outcome`. `slot_ref` is
+/// the case's number in the writer's slots, one per case and process.
+fn run(
+    writer: &SessionWriter,
+    (seq, slot_ref): (u64, &OnceLock<u32>),
+    case: &str,
+    outcome: Outcome,
+    first: bool,
+) {
+    let info = info(case);
+    let identity = identity_fragment(&info.package, &info.module, &info.case);
+    let described = first || writer.wants_descriptions();
+    writer
+        .consume(&RunEvent::Started(RunStarted {
+            seq,
+            identity: Some(&identity),
+            run: seq as u32 + 1,
+            attempt: 1,
+            info: Some(&info).filter(|_| described || slot_ref.get().is_none()),
+            first_in_process: first,
+            slot_ref,
+        }))
+        .expect("started");
+    let record = record(case, seq as u32 + 1, outcome, 0.0, vec![]);
+    writer
+        .consume(&RunEvent::Finished(RunFinished {
+            seq,
+            info: writer.wants_descriptions().then_some(&info),
+            record: &record,
+        }))
+        .expect("finished");
+}
+
+#[test]
+fn a_process_of_one_run_patches_the_report_at_each_event() {
+    let sessions = temp_sessions("writer-per-run");
+    let path = sessions.join("report.json");
+    let session = Session::new(&sessions, "s");
+    let writer = SessionWriter::open(
+        session,
+        true,
+        Some(("report.json".into(), path.clone())),
+        &StatsConfig::default(),
+        || 1,
+    )
+    .expect("opened");
+    assert!(writer.wants_descriptions());
+    run(
+        &writer,
+        (0, &OnceLock::new()),
+        "classify::a",
+        Outcome::Fail,
+        true,
+    );
+    let report = report_at(&path).expect("written at the first event");
+    assert_eq!((report.totals.fails, report.records.len()), (1, 1));
+    let _ = fs::remove_dir_all(sessions);
+}
+
+#[test]
+fn a_process_of_many_runs_folds_them_in_batches() {
+    let sessions = temp_sessions("writer-batches");
+    let path = sessions.join("report.json");
+    let session = Session::new(&sessions, "s");
+    let writer = SessionWriter::open(
+        session.clone(),
+        false,
+        Some(("report.json".into(), path.clone())),
+        &StatsConfig::default(),
+        || 1,
+    )
+    .expect("opened");
+    assert!(!writer.wants_descriptions());
+    let slot_ref = OnceLock::new();
+    run(&writer, (0, &slot_ref), "classify::a", Outcome::Pass, true);
+    assert!(report_at(&path).is_none(), "events alone write no report");
+    writer.fold_if_due(from_store(&session)).expect("folded");
+    assert_eq!(
+        report_at(&path).expect("the first folding").records.len(),
+        1
+    );
+    // Right after a folding the next one is not due: the runs are in the store only...
+    run(&writer, (1, &slot_ref), "classify::a", Outcome::Fail, false);
+    writer.fold_if_due(from_store(&session)).expect("not due");
+    assert_eq!(report_at(&path).expect("report").records.len(), 1);
+    assert_eq!(session.load().expect("the store").records.len(), 2);
+    // ...until the next folding, or the one at exit.
+    writer.fold(from_store(&session)).expect("folded");
+    let report = report_at(&path).expect("report");
+    assert_eq!((report.totals.passes, report.totals.fails), (1, 1));
+    assert_eq!(report.session.as_deref(), Some("s"));
+    // The case was described once, by its first run in the process.
+    let log = fs::read_to_string(session.dir().join("runs.jsonl")).expect("the log");
+    assert_eq!(log.matches("\"t\":\"case\"").count(), 1, "{log}");
+    let _ = fs::remove_dir_all(sessions);
+}
+
+#[test]
+fn a_process_alone_in_its_session_folds_from_memory_and_otherwise_from_the_store() {
+    let sessions = temp_sessions("writer-memory");
+    let path = sessions.join("report.json");
+    let session = Session::new(&sessions, "s");
+    let open = || {
+        SessionWriter::open(
+            session.clone(),
+            false,
+            Some(("report.json".into(), path.clone())),
+            &StatsConfig::default(),
+            || 1,
+        )
+        .expect("opened")
+    };
+    let first = open();
+    run(
+        &first,
+        (0, &OnceLock::new()),
+        "classify::a",
+        Outcome::Pass,
+        true,
+    );
+    let asked = std::cell::Cell::new(false);
+    first
+        .fold(|| {
+            asked.set(true);
+            session.load().expect("the store")
+        })
+        .expect("folded");
+    assert!(
+        asked.get(),
+        "alone in the session, the process's own runs are the session"
+    );
+    let second = open();
+    run(
+        &second,
+        (0, &OnceLock::new()),
+        "classify::b",
+        Outcome::Fail,
+        true,
+    );
+    let asked = std::cell::Cell::new(false);
+    first
+        .fold(|| {
+            asked.set(true);
+            SessionData::default()
+        })
+        .expect("folded");
+    assert!(
+        !asked.get(),
+        "another process wrote to the session: the store is read"
+    );
+    let report = report_at(&path).expect("report");
+    let cases: Vec<&str> = report
+        .rows
+        .iter()
+        .map(|row| row.info.case.as_str())
+        .collect();
+    assert_eq!(cases, ["classify::a", "classify::b"]);
+    let _ = fs::remove_dir_all(sessions);
+}
+
+#[test]
+fn a_one_run_process_after_a_folding_rebuilds_before_patching() {
+    let sessions = temp_sessions("writer-mixed");
+    let path = sessions.join("report.json");
+    let session = Session::new(&sessions, "s");
+    let open = |per_test: bool| {
+        SessionWriter::open(
+            session.clone(),
+            per_test,
+            Some(("report.json".into(), path.clone())),
+            &StatsConfig::default(),
+            || 1,
+        )
+        .expect("opened")
+    };
+    let many = open(false);
+    let slot_ref = OnceLock::new();
+    for seq in 0..3 {
+        run(
+            &many,
+            (seq, &slot_ref),
+            "classify::a",
+            Outcome::Pass,
+            seq == 0,
+        );
+    }
+    many.fold(from_store(&session)).expect("folded");
+    // A folding leaves no row states: this process must not patch the report blindly.
+    let one = open(true);
+    run(
+        &one,
+        (0, &OnceLock::new()),
+        "classify::a",
+        Outcome::Fail,
+        true,
+    );
+    let report = report_at(&path).expect("report");
+    assert_eq!((report.totals.passes, report.totals.fails), (3, 1));
+    assert_eq!(report.records.len(), 4);
+    let _ = fs::remove_dir_all(sessions);
+}
+
+#[test]
+fn a_process_of_many_runs_records_them_in_slots_and_their_texts_in_the_log() {
+    let sessions = temp_sessions("writer-slots");
+    let session = Session::new(&sessions, "s");
+    let writer = SessionWriter::open(session.clone(), false, None, &StatsConfig::default(), || 1)
+        .expect("opened");
+    let slot_ref = OnceLock::new();
+    run(&writer, (0, &slot_ref), "classify::a", Outcome::Pass, true);
+    run(&writer, (1, &slot_ref), "classify::a", Outcome::Fail, false);
+    // A run that started and whose process died.
+    let info = info("classify::a");
+    let identity = identity_fragment(&info.package, &info.module, &info.case);
+    writer
+        .consume(&RunEvent::Started(RunStarted {
+            seq: 2,
+            identity: Some(&identity),
+            run: 3,
+            attempt: 1,
+            info: None,
+            first_in_process: false,
+            slot_ref: &slot_ref,
+        }))
+        .expect("started");
+    let log = fs::read_to_string(session.dir().join("runs.jsonl")).expect("the log");
+    assert_eq!(
+        log.matches("\"t\":\"start\"").count(),
+        0,
+        "starts are in slots: {log}"
+    );
+    assert_eq!(
+        log.matches("\"t\":\"end\"").count(),
+        1,
+        "the failure's text: {log}"
+    );
+    let data = session.load().expect("the store");
+    let runs: Vec<(u32, Outcome, Option<&str>)> = data
+        .records
+        .iter()
+        .map(|r| (r.run, r.outcome, r.message.as_deref()))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            (1, Outcome::Pass, None),
+            (2, Outcome::Fail, Some("Fail in run 2")),
+            (3, Outcome::Error, Some(crate::model::record::DIED_MESSAGE)),
+        ]
+    );
+    let _ = fs::remove_dir_all(sessions);
+}
