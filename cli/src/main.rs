@@ -204,6 +204,8 @@ mod tests {
                 session: None,
                 json: None,
                 json_out: None,
+                markdown: None,
+                junit: None,
                 target_dir: None,
             })
         );
@@ -222,6 +224,8 @@ mod tests {
                 session: Some("nextest-1".into()),
                 json: None,
                 json_out: Some(PathBuf::from("out.json")),
+                markdown: None,
+                junit: None,
                 target_dir: Some(PathBuf::from("tgt")),
             })
         );
@@ -231,6 +235,8 @@ mod tests {
                 session: None,
                 json: Some(PathBuf::from("r.json")),
                 json_out: None,
+                markdown: None,
+                junit: None,
                 target_dir: None,
             })
         );

@@ -1,5 +1,5 @@
 //! `cargo probtest report`: the summary of a recorded session (the latest, or a named one) or of
-//! a JSON report, optionally written out as JSON.
+//! a JSON report, optionally written out as JSON, Markdown or JUnit XML.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -26,6 +26,16 @@ pub struct ReportArgs {
     /// Also write the report as JSON to FILE (parent directories are created).
     #[arg(long, value_name = "FILE")]
     pub json_out: Option<PathBuf>,
+
+    /// Also write the report as Markdown to FILE, for CI pages: the cases that are not clean
+    /// passes first, then every case in a collapsed table, totals, cost and tokens.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+
+    /// Also write the report as JUnit XML to FILE: a testsuite per function, a testcase per
+    /// case and per gate.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 
     /// The target directory whose sessions to read [default: CARGO_TARGET_DIR, else cargo's
     /// target directory of the current workspace].
@@ -63,6 +73,20 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
         }
         None => None,
     };
+    if let Some(path) = &args.markdown {
+        write_file(
+            "Markdown",
+            path,
+            probtest::export::markdown(&report).as_bytes(),
+        )?;
+    }
+    if let Some(path) = &args.junit {
+        write_file(
+            "JUnit XML",
+            path,
+            probtest::export::junit(&report).as_bytes(),
+        )?;
+    }
     print_summary(&report, written.as_deref());
     Ok(0)
 }
@@ -155,6 +179,20 @@ pub fn write_json(report: &Report, path: &Path) -> Result<(), Error> {
             Error::new(format!("cannot write the report: {text}"))
         } else {
             Error::about(shown, format!("cannot write the report ({text})"))
+        }
+    })
+}
+
+/// Writes one of the report's files (`what`, as the error names it), with an error naming the
+/// file.
+pub fn write_file(what: &str, path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    store::write_file(path, bytes).map_err(|error| {
+        let shown = path.display().to_string();
+        let text = error.to_string();
+        if text.contains(&shown) {
+            Error::new(format!("cannot write the {what} report: {text}"))
+        } else {
+            Error::about(shown, format!("cannot write the {what} report ({text})"))
         }
     })
 }

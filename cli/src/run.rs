@@ -157,6 +157,10 @@ fn summarize(target: &Path, key: &str, executed: Option<&[Executed]>) -> Result<
     }
     let shown = named.as_deref().filter(|_| problem.is_none());
     print_summary(&report, shown);
+    if let Some(error) = step_summary(&report) {
+        let _ = writeln!(std::io::stderr().lock(), "error: {error}");
+        return Ok(true);
+    }
     if let Some(problem) = problem {
         let _ = writeln!(
             std::io::stderr().lock(),
@@ -166,6 +170,25 @@ fn summarize(target: &Path, key: &str, executed: Option<&[Executed]>) -> Result<
         return Ok(true);
     }
     Ok(report.exit_status != 0)
+}
+
+/// Appends the session's Markdown to the file `GITHUB_STEP_SUMMARY` names, when it is set (a
+/// GitHub Actions job's summary page); why it could not, if it could not.
+fn step_summary(report: &probtest::Report) -> Option<Error> {
+    let path = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty())?;
+    let text = probtest::export::markdown(report);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
+        .err()
+        .map(|error| {
+            Error::about(
+                format!("GITHUB_STEP_SUMMARY={}", Path::new(&path).display()),
+                format!("cannot append the Markdown summary ({error})"),
+            )
+        })
 }
 
 /// Why the report at `path` does not hold session `key`, if it does not. A character device or

@@ -168,6 +168,7 @@ extern crate self as probtest;
 
 // The layers, bottom to top; each imports only from the layers below it (see ARCHITECTURE.md,
 // and `tests/layers.rs`, which fails on an upward import).
+pub mod export;
 mod format;
 mod harness;
 mod model;

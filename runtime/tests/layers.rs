@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("format", 2),
     ("render", 2),
     ("store", 3),
+    ("export", 3),
     ("harness", 4),
 ];
 

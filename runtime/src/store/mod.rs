@@ -62,3 +62,12 @@ pub(crate) fn in_file(path: &Path, error: std::io::Error) -> std::io::Error {
     }
     std::io::Error::new(error.kind(), format!("{shown}: {error}"))
 }
+
+/// Writes `bytes` as the whole of `path`, as the JSON report is written: parent directories
+/// created, a temporary file renamed into place (readers never see half a file), through a
+/// symlink to its target, straight into a character device or a FIFO. A directory, a socket
+/// or a block device at `path` is an error naming it. The Markdown, JUnit and HTML files go
+/// through it.
+pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    atomic::write_atomically(path, bytes)
+}

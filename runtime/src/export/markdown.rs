@@ -1,0 +1,300 @@
+//! The report as Markdown for CI pages (`cargo probtest report --markdown`, and the job summary
+//! `cargo probtest run` appends to `GITHUB_STEP_SUMMARY`): the cases that are not clean passes
+//! first, then every case in a collapsed table, then totals, cost and tokens. Tables are padded
+//! so that the text reads as plain text too.
+//!
+//! Layer: export.
+
+use std::fmt::Write;
+
+use crate::export::{fraction, interval_text, needs_attention, verdict_word};
+use crate::model::{Report, Row};
+use crate::render::text::{bar_text, bound_percent, model_name, money, thousands};
+use crate::types::stats::Verdict;
+
+/// Renders the report as Markdown; a report without rows says so in one line.
+pub fn markdown(report: &Report) -> String {
+    let mut out = String::from("## probability\n\n");
+    if let Some(session) = &report.session {
+        let _ = writeln!(out, "Session {}\n", code(session));
+    }
+    if report.rows.is_empty() {
+        out.push_str("No runs were recorded.\n");
+        return out;
+    }
+    overall(report, &mut out);
+    let attention: Vec<&Row> = report.rows.iter().filter(|r| needs_attention(r)).collect();
+    if attention.is_empty() {
+        let _ = writeln!(out, "Every case passed cleanly.\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "**Not clean: {} of {} cases**\n",
+            attention.len(),
+            report.rows.len()
+        );
+        out.push_str(&cases_table(report, &attention, false));
+        out.push('\n');
+        gates_table(report, &mut out);
+    }
+    let all: Vec<&Row> = report.rows.iter().collect();
+    let _ = writeln!(
+        out,
+        "<details><summary>All {} cases</summary>\n",
+        report.rows.len()
+    );
+    out.push_str(&cases_table(report, &all, true));
+    out.push_str("\n</details>\n");
+    tokens(report, &mut out);
+    if !report.warnings.is_empty() {
+        out.push_str("\n**Warnings**\n\n");
+        for warning in &report.warnings {
+            let _ = writeln!(out, "- {}", escape(warning));
+        }
+    }
+    out
+}
+
+/// The overall line, the gates and the cost, as the summary's totals say them.
+fn overall(report: &Report, out: &mut String) {
+    let totals = &report.totals;
+    let _ = write!(
+        out,
+        "**Overall: {}/{} passed ({:.0}%)**",
+        totals.passes, totals.count, totals.pass_rate
+    );
+    if totals.errors > 0 {
+        let _ = write!(out, ", {} errored", totals.errors);
+    }
+    if totals.retries > 0 {
+        let noun = if totals.retries == 1 {
+            "retry"
+        } else {
+            "retries"
+        };
+        let _ = write!(out, ", {} {noun} not counted", totals.retries);
+    }
+    out.push_str("  \n");
+    let verdicts: Vec<&str> = report
+        .rows
+        .iter()
+        .filter_map(|row| row.gate.map(|gate| verdict_word(gate.verdict)))
+        .collect();
+    if !verdicts.is_empty() {
+        let count = |word: &str| verdicts.iter().filter(|v| **v == word).count();
+        let mut parts = vec![format!("{} passed", count("PASS"))];
+        for (word, said) in [("FAIL", "failed"), ("UNDECIDED", "undecided")] {
+            if count(word) > 0 {
+                parts.push(format!("{} {said}", count(word)));
+            }
+        }
+        let _ = writeln!(out, "Gates: {}  ", parts.join(", "));
+    }
+    if totals.cost > 0.0 {
+        let _ = writeln!(out, "Cost: {}  ", money(totals.cost));
+    }
+    out.push('\n');
+}
+
+/// A table of `rows`; `all` adds the cost column, which the short table leaves to the long one.
+fn cases_table(report: &Report, rows: &[&Row], all: bool) -> String {
+    let intervals = rows.iter().any(|row| interval_text(report, row).is_some());
+    let costs = all && rows.iter().any(|row| row.cost > 0.0);
+    let mut header = vec![("case", Align::Left), ("passed", Align::Right)];
+    if intervals {
+        header.push(("interval", Align::Left));
+    }
+    if costs {
+        header.push(("cost", Align::Right));
+    }
+    header.push(("status", Align::Left));
+    let body = rows
+        .iter()
+        .map(|row| {
+            let mut cells = vec![escape(&row.info.case), fraction(row)];
+            if intervals {
+                cells.push(interval_text(report, row).unwrap_or_default());
+            }
+            if costs {
+                cells.push(if row.cost > 0.0 {
+                    money(row.cost)
+                } else {
+                    String::new()
+                });
+            }
+            cells.push(status_cell(row));
+            cells
+        })
+        .collect();
+    table(&header, body)
+}
+
+/// The status words, then the gate's verdict: `FLAKY; gate UNDECIDED` (the gates table has
+/// the bar).
+fn status_cell(row: &Row) -> String {
+    let status = Report::row_status_text(row);
+    let gate = row
+        .gate
+        .map(|gate| format!("gate {}", verdict_word(gate.verdict)));
+    match (status.is_empty(), gate) {
+        (true, None) => String::new(),
+        (false, None) => status,
+        (true, Some(gate)) => gate,
+        (false, Some(gate)) => format!("{status}; {gate}"),
+    }
+}
+
+/// The gates that did not pass, as the summary's gates block shows them: the gate's own
+/// sample (errors may be excluded), its interval and its bar.
+fn gates_table(report: &Report, out: &mut String) {
+    let body: Vec<Vec<String>> = report
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let gate = row.gate.filter(|gate| gate.verdict != Verdict::Pass)?;
+            Some(vec![
+                escape(&row.info.case),
+                format!("{}/{}", gate.passes, gate.sample),
+                format!(
+                    "[{}, {}]",
+                    bound_percent(gate.low),
+                    bound_percent(gate.high)
+                ),
+                bar_text(gate.rule),
+                verdict_word(gate.verdict).to_string(),
+            ])
+        })
+        .collect();
+    if body.is_empty() {
+        return;
+    }
+    out.push_str("**Gates that did not pass**\n\n");
+    let header = [
+        ("case", Align::Left),
+        ("sample", Align::Right),
+        ("interval", Align::Left),
+        ("bar", Align::Left),
+        ("verdict", Align::Left),
+    ];
+    out.push_str(&table(&header, body));
+    out.push('\n');
+}
+
+/// Tokens and cost per model.
+fn tokens(report: &Report, out: &mut String) {
+    let models = &report.totals.usage.0;
+    if models.is_empty() {
+        return;
+    }
+    out.push_str("\n**Tokens**\n\n");
+    let cached = models.iter().any(|(_, u)| u.cached_input_tokens > 0);
+    let mut header = vec![
+        ("model", Align::Left),
+        ("input", Align::Right),
+        ("output", Align::Right),
+    ];
+    if cached {
+        header.push(("cached", Align::Right));
+    }
+    header.push(("cost", Align::Right));
+    let body = models
+        .iter()
+        .map(|(model, usage)| {
+            let mut cells = vec![
+                escape(model_name(model)),
+                thousands(usage.input_tokens),
+                thousands(usage.output_tokens),
+            ];
+            if cached {
+                cells.push(thousands(usage.cached_input_tokens));
+            }
+            cells.push(money(usage.cost));
+            cells
+        })
+        .collect();
+    out.push_str(&table(&header, body));
+}
+
+#[derive(Clone, Copy)]
+enum Align {
+    Left,
+    Right,
+}
+
+/// A Markdown table padded to its columns' widths, so that it lines up as plain text; without
+/// the optional outer pipes, which would take four of the 80 columns.
+fn table(header: &[(&str, Align)], body: Vec<Vec<String>>) -> String {
+    let width = |text: &str| text.chars().count();
+    let widths: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .map(|(column, (title, _))| {
+            body.iter()
+                .map(|cells| width(&cells[column]))
+                .chain([width(title), 3])
+                .max()
+                .unwrap_or(3)
+        })
+        .collect();
+    let line = |cells: Vec<String>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(header)
+            .zip(&widths)
+            .map(|((cell, (_, align)), &w)| {
+                let pad = " ".repeat(w - width(cell));
+                match align {
+                    Align::Left => format!("{cell}{pad}"),
+                    Align::Right => format!("{pad}{cell}"),
+                }
+            })
+            .collect();
+        format!("{}\n", padded.join(" | ").trim_end())
+    };
+    let mut out = line(header.iter().map(|(t, _)| t.to_string()).collect());
+    let rule: Vec<String> = header
+        .iter()
+        .zip(&widths)
+        .map(|((_, align), &w)| match align {
+            Align::Left => "-".repeat(w),
+            Align::Right => format!("{}:", "-".repeat(w - 1)),
+        })
+        .collect();
+    let _ = writeln!(out, "{}", rule.join(" | "));
+    for cells in body {
+        out.push_str(&line(cells));
+    }
+    out
+}
+
+/// Text as Markdown shows it literally: characters that would start a table cell, emphasis,
+/// code, a link or HTML are escaped. An underscore inside a word starts no emphasis on GitHub
+/// and is left as it is, so that ids like `identify_pii` read as written.
+pub(crate) fn escape(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (at, &c) in chars.iter().enumerate() {
+        let word = |i: Option<usize>| {
+            i.and_then(|i| chars.get(i))
+                .is_some_and(|c| c.is_alphanumeric())
+        };
+        let inside_word = word(at.checked_sub(1)) && word(Some(at + 1));
+        match c {
+            '\\' | '|' | '*' | '`' | '<' | '>' | '[' | ']' | '#' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '_' if !inside_word => out.push_str("\\_"),
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text as inline code, fenced with more backticks than it holds.
+fn code(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    format!("{fence}{text}{fence}")
+}

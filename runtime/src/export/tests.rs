@@ -1,0 +1,197 @@
+//! The export sinks against one report with every kind of row: snapshots of the Markdown and
+//! the JUnit XML, and the rules they share with the terminal summary.
+
+use crate::export::{doctor_command, junit, markdown, records_by_row};
+use crate::model::tests::{info, record};
+use crate::model::{CaseInfo, Record, Report};
+use crate::render::{summary, Options};
+use crate::types::stats::{GateSpec, Rule, StatsConfig};
+use crate::types::status::{Outcome, Status};
+use crate::types::usage::TokenUsage;
+
+fn runs(case: &str, outcomes: &[(Outcome, usize)], cost: f64) -> Vec<Record> {
+    let mut records = Vec::new();
+    for &(outcome, count) in outcomes {
+        for _ in 0..count {
+            let run = records.len() as u32 + 1;
+            let usage = (cost > 0.0).then(|| TokenUsage {
+                model: "m-small".into(),
+                input_tokens: 1_200,
+                output_tokens: 40,
+                cached_input_tokens: 0,
+                cost,
+            });
+            let mut record = record(case, run, outcome, cost, usage.into_iter().collect());
+            if outcome != Outcome::Pass {
+                record.location = Some(format!("tests/evals.rs:{}:9", 40 + run));
+            }
+            records.push(record);
+        }
+    }
+    records
+}
+
+/// Every status, a gate of each verdict, cost and tokens, and ids that need escaping.
+pub(crate) fn fixture() -> Report {
+    use Outcome::{Error, Fail, Pass};
+    let mut records = runs("triage::refund please-Terse", &[(Pass, 10)], 0.0002);
+    records.extend(runs(
+        "triage::refund please-chatty",
+        &[(Pass, 7), (Fail, 3)],
+        0.0002,
+    ));
+    records.extend(runs(
+        "triage::where is it-Terse",
+        &[(Pass, 7), (Error, 3)],
+        0.0002,
+    ));
+    records.extend(runs("triage::a|b <c>", &[(Fail, 10)], 0.0));
+    records.extend(runs("classify::broken", &[(Error, 4)], 0.0));
+    records.extend(runs("classify::gated", &[(Pass, 9), (Fail, 1)], 0.0));
+    records.extend(runs("classify::low", &[(Pass, 2), (Fail, 8)], 0.0));
+    let gate = |bar| GateSpec {
+        rule: Rule::MinRate(bar),
+        method: None,
+        level: None,
+        prior: None,
+    };
+    let infos: Vec<CaseInfo> = records
+        .iter()
+        .map(|r| {
+            let mut info = info(&r.case);
+            match &*r.case {
+                "classify::gated" => info.gate = Some(gate(0.5)),
+                "classify::low" => info.gate = Some(gate(0.7)),
+                _ => {}
+            }
+            info
+        })
+        .collect();
+    let mut report = Report::build(infos, records, &StatsConfig::default());
+    report.created = "2026-01-02T03:04:05Z".to_string();
+    report.session = Some("run-1-2".to_string());
+    report
+}
+
+#[test]
+fn markdown_snapshot() {
+    insta::assert_snapshot!(markdown(&fixture()));
+}
+
+#[test]
+fn junit_snapshot() {
+    insta::assert_snapshot!(junit(&fixture()));
+}
+
+#[test]
+fn markdown_reads_in_80_columns() {
+    let text = markdown(&fixture());
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "{} columns: {line}", line.len());
+    }
+}
+
+#[test]
+fn markdown_lists_what_is_not_clean_first_and_every_case_in_the_collapsed_table() {
+    let report = fixture();
+    let text = markdown(&report);
+    let (first, all) = text.split_once("<details>").expect("a collapsed table");
+    assert!(
+        !first.contains("refund please-Terse"),
+        "a clean pass: {first}"
+    );
+    for case in ["refund please-chatty", "classify::broken", "classify::low"] {
+        assert!(first.contains(case), "{case} needs attention: {first}");
+    }
+    for row in &report.rows {
+        let id = crate::export::markdown::escape(&row.info.case);
+        assert!(all.contains(&id), "{id} in the table of all cases");
+    }
+}
+
+#[test]
+fn status_words_are_the_summarys() {
+    let report = fixture();
+    let terminal = summary(&report, &Options::default());
+    let text = markdown(&report);
+    for row in &report.rows {
+        let status = Report::row_status_text(row);
+        if !status.is_empty() {
+            assert!(
+                terminal.contains(&status) && text.contains(&status),
+                "{status}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_doctor_command_is_the_one_the_summary_names() {
+    let report = fixture();
+    let terminal = summary(&report, &Options::default());
+    let flaky = report
+        .rows
+        .iter()
+        .find_map(doctor_command)
+        .expect("a flaky row");
+    assert!(terminal.contains(&flaky), "{flaky} in\n{terminal}");
+    let quoted = report
+        .rows
+        .iter()
+        .find(|row| row.info.case == "triage::refund please-chatty")
+        .and_then(doctor_command);
+    assert_eq!(
+        quoted.as_deref(),
+        Some("cargo probtest doctor 'triage::refund please-chatty'")
+    );
+    let clean = report.rows.iter().find(|row| row.status == Status::Pass);
+    assert_eq!(clean.and_then(doctor_command), None);
+}
+
+#[test]
+fn records_are_matched_to_rows_whatever_their_order() {
+    let mut report = fixture();
+    report.records.reverse();
+    let grouped = records_by_row(&report);
+    for (row, records) in report.rows.iter().zip(&grouped) {
+        assert_eq!(records.len() as u64, row.total, "{}", row.info.case);
+        assert!(records.iter().all(|r| r.case == row.info.case));
+    }
+}
+
+#[test]
+fn junit_escapes_markup_and_characters_xml_cannot_hold() {
+    let mut report = fixture();
+    for record in &mut report.records {
+        if record.outcome == Outcome::Fail {
+            record.message = Some("left: \"a\u{1b}[31m\" & <b>".to_string());
+        }
+    }
+    let xml = junit(&report);
+    assert!(!xml.contains('\u{1b}'), "{xml}");
+    assert!(
+        xml.contains("left: &quot;a\u{FFFD}[31m&quot; &amp; &lt;b&gt;"),
+        "{xml}"
+    );
+    assert!(xml.contains("name=\"triage::a|b &lt;c&gt;\""), "{xml}");
+}
+
+#[test]
+fn junit_has_a_suite_per_function_a_case_per_row_and_a_case_per_gate() {
+    let report = fixture();
+    let xml = junit(&report);
+    assert_eq!(xml.matches("<testsuite ").count(), 2, "{xml}");
+    let gates = report.rows.iter().filter(|r| r.gate.is_some()).count();
+    assert_eq!(
+        xml.matches("<testcase ").count(),
+        report.rows.len() + gates,
+        "{xml}"
+    );
+    // The gate that passed with a failing run is no failure; the one that failed is, twice.
+    assert!(xml.contains("<testcase name=\"classify::gated\" classname=\"evals::bench_classify\" time=\"0.010\"/>"), "{xml}");
+    assert!(xml.contains("message=\"gate FAIL: 2/10 passed"), "{xml}");
+    assert!(
+        xml.contains("<failure message=\"FLAKY: 2/10 passed [3%, 56%]\""),
+        "{xml}"
+    );
+}
