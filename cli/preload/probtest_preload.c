@@ -12,6 +12,20 @@
  *     CLOCK_MONOTONIC, so sleeps and timeouts measured against the wall clock still behave.
  * PROBTEST_DOCTOR_TIME_FROZEN=1
  *     The wall clock stays at PROBTEST_DOCTOR_TIME. 0 means not frozen.
+ * PROBTEST_DOCTOR_SEED_SCOPE=hash
+ *     Only std's HashMap keys (the draws made with GRND_INSECURE) come from the seed; every other
+ *     draw is real. Hash keys and other draws take separate streams of the seed, so a seed gives
+ *     the same hash keys with this scope as without it: the doctor tells "hash order alone" apart.
+ * PROBTEST_DOCTOR_TICK_MS=<n, decimal, 1 to 60000>
+ *     Tick jitter: every read of the wall clock or of the monotonic clocks (CLOCK_MONOTONIC, which
+ *     Rust's Instant reads, CLOCK_BOOTTIME, and their coarse and raw variants) returns at least n
+ *     ms more than the read before it, as if the process were descheduled between any two reads.
+ * PROBTEST_DOCTOR_NET=block
+ *     connect() and sendto() to an address outside the loopback network fail with ENETUNREACH, as
+ *     on a machine without a route; loopback and local sockets work.
+ * PROBTEST_DOCTOR_LOG=<path>
+ *     One line appended per event the doctor weighs as evidence: `entropy hash` and `entropy
+ *     other` at the first draw of each kind, `blocked <address>` at each connection refused.
  *
  * An empty variable counts as unset. A malformed one costs one line on stderr naming it and its
  * value, and its axis calls through: a typo must not crash the test it was meant to probe.
@@ -38,6 +52,9 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +71,10 @@
 #define ENV_SEED "PROBTEST_DOCTOR_SEED"
 #define ENV_TIME "PROBTEST_DOCTOR_TIME"
 #define ENV_TIME_FROZEN "PROBTEST_DOCTOR_TIME_FROZEN"
+#define ENV_SEED_SCOPE "PROBTEST_DOCTOR_SEED_SCOPE"
+#define ENV_TICK_MS "PROBTEST_DOCTOR_TICK_MS"
+#define ENV_NET "PROBTEST_DOCTOR_NET"
+#define ENV_LOG "PROBTEST_DOCTOR_LOG"
 
 #ifndef GRND_NONBLOCK
 #define GRND_NONBLOCK 0x0001
@@ -76,10 +97,17 @@
 struct settings {
     int seeded;
     uint64_t seed;
+    /* Only the hash-key draws are seeded. */
+    int hash_only;
     int timed;
     int frozen;
     int64_t time_sec;
     int64_t time_nsec;
+    /* Tick jitter in nanoseconds; 0 for none. */
+    int64_t tick_ns;
+    int net_blocked;
+    /* The log's path, or NULL; points into the environment, which outlives every call. */
+    const char *log;
 };
 
 static struct settings settings_value;
@@ -193,6 +221,41 @@ static struct settings read_settings(int warn) {
             warn_malformed(ENV_TIME_FROZEN, frozen, "neither 1 nor 0; the clock is not frozen");
         }
     }
+    const char *scope = getenv(ENV_SEED_SCOPE);
+    if (scope != NULL && *scope != '\0') {
+        if (scope[0] == 'h' && scope[1] == 'a' && scope[2] == 's' && scope[3] == 'h' &&
+            scope[4] == '\0') {
+            s.hash_only = 1;
+        } else if (warn) {
+            warn_malformed(ENV_SEED_SCOPE, scope, "not `hash`; every draw follows the seed");
+        }
+    }
+
+    const char *tick = getenv(ENV_TICK_MS);
+    if (tick != NULL && *tick != '\0') {
+        uint64_t ms = 0;
+        if (parse_u64(tick, &ms) && ms >= 1 && ms <= 60000) {
+            s.tick_ns = (int64_t)ms * 1000000LL;
+        } else if (warn) {
+            warn_malformed(ENV_TICK_MS, tick, "not a whole number of ms from 1 to 60000; no jitter");
+        }
+    }
+
+    const char *net = getenv(ENV_NET);
+    if (net != NULL && *net != '\0') {
+        if (net[0] == 'b' && net[1] == 'l' && net[2] == 'o' && net[3] == 'c' && net[4] == 'k' &&
+            net[5] == '\0') {
+            s.net_blocked = 1;
+        } else if (warn) {
+            warn_malformed(ENV_NET, net, "not `block`; the network is left open");
+        }
+    }
+
+    const char *log = getenv(ENV_LOG);
+    if (log != NULL && *log != '\0') {
+        s.log = log;
+    }
+
     if (s.frozen && !s.timed) {
         s.frozen = 0;
         if (warn) {
@@ -219,6 +282,36 @@ static struct settings settings(void) {
     settings_value = read_settings(1);
     __atomic_store_n(&settings_state, 2, __ATOMIC_RELEASE);
     return settings_value;
+}
+
+/* One line appended to the log, in one write so that threads and processes never interleave
+ * lines. open(2) and write(2), not stdio: callers may be anywhere, signal handlers included. */
+static void log_line(const struct settings *s, const char *first, const char *second) {
+    if (s->log == NULL) {
+        return;
+    }
+    char line[160];
+    size_t n = 0;
+    for (const char *part = first; part != NULL; part = part == first ? second : NULL) {
+        for (const char *c = part; *c != '\0' && n < sizeof line - 1; c++) {
+            line[n++] = *c;
+        }
+    }
+    line[n++] = '\n';
+    int fd = open(s->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return;
+    }
+    ssize_t written = write(fd, line, n);
+    (void)written;
+    close(fd);
+}
+
+/* Logs `line` the first time only. */
+static void log_once(const struct settings *s, int *done, const char *line) {
+    if (s->log != NULL && !__atomic_exchange_n(done, 1, __ATOMIC_ACQ_REL)) {
+        log_line(s, line, NULL);
+    }
 }
 
 /* ---------------------------------------------------------------- the next definitions */
@@ -258,9 +351,17 @@ static clock_gettime_fn next_clock_gettime(void) {
 
 /* ---------------------------------------------------------------- entropy */
 
-/* How many 8-byte blocks of the stream have been handed out. Claiming a range with one atomic
- * add keeps concurrent callers from ever sharing bytes, without a lock. */
-static uint64_t stream_blocks;
+/* How many 8-byte blocks of each stream have been handed out: the hash keys' and every other
+ * draw's. Claiming a range with one atomic add keeps concurrent callers from ever sharing bytes,
+ * without a lock. */
+static uint64_t stream_blocks[2];
+/* Which kinds of draw have been logged. */
+static int logged_draw[2];
+
+/* std asks for its HashMap keys, and for nothing else, with GRND_INSECURE. */
+#define HASH_STREAM 0
+#define OTHER_STREAM 1
+#define HASH_STREAM_SALT 0x68617368ULL /* "hash" */
 
 static uint64_t splitmix64(uint64_t state) {
     uint64_t z = state;
@@ -269,9 +370,12 @@ static uint64_t splitmix64(uint64_t state) {
     return z ^ (z >> 31);
 }
 
-static void fill_from_stream(uint64_t seed, unsigned char *buf, size_t len) {
+static void fill_from_stream(uint64_t seed, int stream, unsigned char *buf, size_t len) {
     uint64_t blocks = (len + 7) / 8;
-    uint64_t first = __atomic_fetch_add(&stream_blocks, blocks, __ATOMIC_RELAXED);
+    uint64_t first = __atomic_fetch_add(&stream_blocks[stream], blocks, __ATOMIC_RELAXED);
+    if (stream == HASH_STREAM) {
+        seed ^= HASH_STREAM_SALT;
+    }
     for (uint64_t b = 0; b < blocks; b++) {
         uint64_t word = splitmix64(seed + (first + b + 1) * 0x9e3779b97f4a7c15ULL);
         /* Little-endian by hand, so a seed means the same bytes on every architecture. */
@@ -296,13 +400,20 @@ static ssize_t seeded_getrandom(uint64_t seed, void *buf, size_t len, unsigned i
         errno = EFAULT;
         return -1;
     }
-    fill_from_stream(seed, buf, len);
+    fill_from_stream(seed, (flags & GRND_INSECURE) ? HASH_STREAM : OTHER_STREAM, buf, len);
     return (ssize_t)len;
+}
+
+/* Whether a draw with `flags` follows the seed, logging its kind. */
+static int draw_is_seeded(const struct settings *s, unsigned int flags) {
+    int stream = (flags & GRND_INSECURE) ? HASH_STREAM : OTHER_STREAM;
+    log_once(s, &logged_draw[stream], stream == HASH_STREAM ? "entropy hash" : "entropy other");
+    return s->seeded && (stream == HASH_STREAM || !s->hash_only);
 }
 
 EXPORT ssize_t getrandom(void *buf, size_t len, unsigned int flags) {
     struct settings s = settings();
-    if (s.seeded) {
+    if (draw_is_seeded(&s, flags)) {
         return seeded_getrandom(s.seed, buf, len, flags);
     }
     getrandom_fn next = (getrandom_fn)next_symbol(&next_getrandom_slot, "getrandom");
@@ -316,7 +427,7 @@ EXPORT ssize_t getrandom(void *buf, size_t len, unsigned int flags) {
 
 EXPORT int getentropy(void *buf, size_t len) {
     struct settings s = settings();
-    if (s.seeded) {
+    if (draw_is_seeded(&s, 0)) {
         if (len > 256) {
             errno = EIO;
             return -1;
@@ -346,7 +457,7 @@ EXPORT long syscall(long number, ...) {
     va_end(args);
     if (number == SYS_getrandom) {
         struct settings s = settings();
-        if (s.seeded) {
+        if (draw_is_seeded(&s, (unsigned int)a3)) {
             return (long)seeded_getrandom(s.seed, (void *)a1, (size_t)a2, (unsigned int)a3);
         }
     }
@@ -380,20 +491,62 @@ static int shifted_realtime(const struct settings *s, struct timespec *out) {
     return 0;
 }
 
-EXPORT int clock_gettime(clockid_t clock, struct timespec *ts) {
-    if (clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE) {
-        struct settings s = settings();
-        if (s.timed) {
-            return shifted_realtime(&s, ts);
-        }
+/* The jitter handed out so far: every read takes one more tick, so that no two reads are ever
+ * closer than a tick apart, whichever threads make them. */
+static int64_t jitter_total_ns;
+
+static void add_jitter(const struct settings *s, struct timespec *ts) {
+    if (s->tick_ns == 0) {
+        return;
     }
-    return next_clock_gettime()(clock, ts);
+    int64_t offset = __atomic_add_fetch(&jitter_total_ns, s->tick_ns, __ATOMIC_RELAXED);
+    int64_t nsec = (int64_t)ts->tv_nsec + offset % NSEC_PER_SEC;
+    ts->tv_sec += (time_t)(offset / NSEC_PER_SEC + nsec / NSEC_PER_SEC);
+    ts->tv_nsec = (long)(nsec % NSEC_PER_SEC);
+}
+
+static int is_realtime(clockid_t clock) {
+    return clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE;
+}
+
+/* The clocks that measure elapsed time: what "it ran fast enough" is judged by. */
+static int is_elapsed_clock(clockid_t clock) {
+    return clock == CLOCK_MONOTONIC || clock == CLOCK_MONOTONIC_COARSE ||
+           clock == CLOCK_MONOTONIC_RAW || clock == CLOCK_BOOTTIME;
+}
+
+/* The wall clock now, pinned or real, jittered. */
+static int wall_clock(const struct settings *s, struct timespec *out) {
+    int status = s->timed ? shifted_realtime(s, out) : next_clock_gettime()(CLOCK_REALTIME, out);
+    if (status == 0) {
+        add_jitter(s, out);
+    }
+    return status;
+}
+
+EXPORT int clock_gettime(clockid_t clock, struct timespec *ts) {
+    struct settings s = settings();
+    if (is_realtime(clock) && (s.timed || s.tick_ns != 0)) {
+        if (s.timed) {
+            return wall_clock(&s, ts);
+        }
+        int status = next_clock_gettime()(clock, ts);
+        if (status == 0) {
+            add_jitter(&s, ts);
+        }
+        return status;
+    }
+    int status = next_clock_gettime()(clock, ts);
+    if (status == 0 && s.tick_ns != 0 && is_elapsed_clock(clock)) {
+        add_jitter(&s, ts);
+    }
+    return status;
 }
 
 EXPORT int gettimeofday(struct timeval *tv, void *tz) {
     struct settings s = settings();
     gettimeofday_fn next = (gettimeofday_fn)next_symbol(&next_gettimeofday_slot, "gettimeofday");
-    if (!s.timed) {
+    if (!s.timed && s.tick_ns == 0) {
         return next(tv, tz);
     }
     /* The obsolete timezone is not the doctor's business: libc still fills it. */
@@ -402,7 +555,7 @@ EXPORT int gettimeofday(struct timeval *tv, void *tz) {
     }
     if (tv != NULL) {
         struct timespec now;
-        if (shifted_realtime(&s, &now) != 0) {
+        if (wall_clock(&s, &now) != 0) {
             return -1;
         }
         tv->tv_sec = now.tv_sec;
@@ -413,15 +566,138 @@ EXPORT int gettimeofday(struct timeval *tv, void *tz) {
 
 EXPORT time_t time(time_t *out) {
     struct settings s = settings();
-    if (!s.timed) {
+    if (!s.timed && s.tick_ns == 0) {
         return ((time_fn)next_symbol(&next_time_slot, "time"))(out);
     }
     struct timespec now;
-    if (shifted_realtime(&s, &now) != 0) {
+    if (wall_clock(&s, &now) != 0) {
         return (time_t)-1;
     }
     if (out != NULL) {
         *out = now.tv_sec;
     }
     return now.tv_sec;
+}
+
+/* ---------------------------------------------------------------- network */
+
+typedef int (*connect_fn)(int, const struct sockaddr *, socklen_t);
+typedef ssize_t (*sendto_fn)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+
+static void *next_connect_slot;
+static void *next_sendto_slot;
+
+/* Whether `address` leaves the machine: an IPv4 or IPv6 address outside loopback (and outside
+ * the unspecified address, which means this host). Unix sockets, netlink and the rest stay. */
+static int leaves_the_machine(const struct sockaddr *address, socklen_t length) {
+    if (address == NULL) {
+        return 0;
+    }
+    if (address->sa_family == AF_INET && length >= (socklen_t)sizeof(struct sockaddr_in)) {
+        const unsigned char *ip =
+            (const unsigned char *)&((const struct sockaddr_in *)address)->sin_addr;
+        int loopback = ip[0] == 127;
+        int unspecified = ip[0] == 0 && ip[1] == 0 && ip[2] == 0 && ip[3] == 0;
+        return !loopback && !unspecified;
+    }
+    if (address->sa_family == AF_INET6 && length >= (socklen_t)sizeof(struct sockaddr_in6)) {
+        const unsigned char *ip = ((const struct sockaddr_in6 *)address)->sin6_addr.s6_addr;
+        int zeros = 1;
+        for (int i = 0; i < 15; i++) {
+            zeros = zeros && ip[i] == 0;
+        }
+        int loopback = zeros && ip[15] == 1;
+        int unspecified = zeros && ip[15] == 0;
+        int mapped = 1;
+        for (int i = 0; i < 10; i++) {
+            mapped = mapped && ip[i] == 0;
+        }
+        mapped = mapped && ip[10] == 0xff && ip[11] == 0xff;
+        int mapped_loopback = mapped && ip[12] == 127;
+        return !loopback && !unspecified && !mapped_loopback;
+    }
+    return 0;
+}
+
+/* `address` as text for the log: `a.b.c.d:port`, or `[hex]:port` for IPv6. */
+static void describe_address(const struct sockaddr *address, char *out, size_t size) {
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+#define PUT(ch)                                                                                    \
+    do {                                                                                           \
+        if (n < size - 1) {                                                                        \
+            out[n++] = (ch);                                                                       \
+        }                                                                                          \
+    } while (0)
+    unsigned port = 0;
+    if (address->sa_family == AF_INET) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)address;
+        const unsigned char *ip = (const unsigned char *)&v4->sin_addr;
+        for (int i = 0; i < 4; i++) {
+            char digits[4];
+            int d = 0;
+            unsigned value = ip[i];
+            do {
+                digits[d++] = (char)('0' + value % 10);
+                value /= 10;
+            } while (value > 0);
+            while (d > 0) {
+                PUT(digits[--d]);
+            }
+            if (i < 3) {
+                PUT('.');
+            }
+        }
+        port = ntohs(v4->sin_port);
+    } else {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)address;
+        PUT('[');
+        for (int i = 0; i < 16; i++) {
+            PUT(hex[v6->sin6_addr.s6_addr[i] >> 4]);
+            PUT(hex[v6->sin6_addr.s6_addr[i] & 15]);
+            if (i % 2 == 1 && i < 15) {
+                PUT(':');
+            }
+        }
+        PUT(']');
+        port = ntohs(v6->sin6_port);
+    }
+    PUT(':');
+    char digits[6];
+    int d = 0;
+    do {
+        digits[d++] = (char)('0' + port % 10);
+        port /= 10;
+    } while (port > 0);
+    while (d > 0) {
+        PUT(digits[--d]);
+    }
+#undef PUT
+    out[n] = '\0';
+}
+
+static int refuse(const struct settings *s, const struct sockaddr *address) {
+    char text[64];
+    describe_address(address, text, sizeof text);
+    log_line(s, "blocked ", text);
+    errno = ENETUNREACH;
+    return -1;
+}
+
+EXPORT int connect(int fd, const struct sockaddr *address, socklen_t length) {
+    struct settings s = settings();
+    if (s.net_blocked && leaves_the_machine(address, length)) {
+        return refuse(&s, address);
+    }
+    return ((connect_fn)next_symbol(&next_connect_slot, "connect"))(fd, address, length);
+}
+
+EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
+                      const struct sockaddr *address, socklen_t length) {
+    struct settings s = settings();
+    if (s.net_blocked && leaves_the_machine(address, length)) {
+        return refuse(&s, address);
+    }
+    return ((sendto_fn)next_symbol(&next_sendto_slot, "sendto"))(fd, buf, len, flags, address,
+                                                                  length);
 }

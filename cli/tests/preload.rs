@@ -1,10 +1,12 @@
 //! The doctor's preload library seen from Rust code: this test binary runs itself again, under
 //! the library, as a probe printing what its process sees (`SystemTime::now()` twice 50 ms
 //! apart, a `HashSet`'s iteration order, a `RandomState` hash: std's keys come from
-//! `getrandom`), and the tests check that the doctor's variables pin those: one seed, one order;
-//! another seed, another order; no seed, a fresh order each run; the clock starts at the given
-//! instant and advances, or stays there when frozen; a malformed value is named on stderr and
-//! changes nothing.
+//! `getrandom`, the time between two `Instant` reads, connections out and over loopback), and the
+//! tests check that the doctor's variables pin those: one seed, one order; another seed, another
+//! order; no seed, a fresh order each run; the hash keys alone pinned as when every draw is; the
+//! clock starts at the given instant and advances, or stays there when frozen; tick jitter
+//! spaces clock reads; a blocked network refuses outward connections, keeps loopback, and logs
+//! what it refused; a malformed value is named on stderr and changes nothing.
 
 #![cfg(probtest_preload)]
 
@@ -17,11 +19,26 @@ mod preload;
 use std::collections::hash_map::RandomState;
 use std::collections::HashSet;
 use std::hash::BuildHasher;
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use preload::{ENV_SEED, ENV_TIME, ENV_TIME_FROZEN};
+use preload::{ENV_LOG, ENV_NET, ENV_SEED, ENV_SEED_SCOPE, ENV_TICK_MS, ENV_TIME, ENV_TIME_FROZEN};
+
+/// Every variable of the library: none is inherited by a probe.
+const ALL_VARIABLES: [&str; 7] = [
+    ENV_SEED,
+    ENV_SEED_SCOPE,
+    ENV_TIME,
+    ENV_TIME_FROZEN,
+    ENV_TICK_MS,
+    ENV_NET,
+    ENV_LOG,
+];
+
+/// An address outside loopback (TEST-NET-1, RFC 5737): nothing answers there.
+const OUTWARD: &str = "192.0.2.1:9";
 
 /// Set in the probe's process: the `probe` test prints instead of returning at once.
 const PROBE: &str = "PROBTEST_PRELOAD_PROBE";
@@ -41,10 +58,26 @@ fn probe() {
     let set: HashSet<String> = (0..20).map(|i| format!("item-{i}")).collect();
     let order: Vec<&str> = set.iter().map(String::as_str).collect();
     let hash = RandomState::new().hash_one("probe");
+    let start = Instant::now();
+    let elapsed = start.elapsed();
     println!("probe-now {first}");
     println!("probe-later {later}");
     println!("probe-order {}", order.join(","));
     println!("probe-hash {hash:016x}");
+    println!("probe-elapsed {}", elapsed.as_nanos());
+    // Only where the network is blocked: elsewhere, nothing may answer for a while.
+    if std::env::var_os(ENV_NET).is_some() {
+        let outward = OUTWARD.parse().expect("an address");
+        let outcome = match TcpStream::connect_timeout(&outward, Duration::from_millis(500)) {
+            Ok(_) => "connected".to_string(),
+            Err(error) => format!("os-error-{}", error.raw_os_error().unwrap_or(-1)),
+        };
+        println!("probe-outward {outcome}");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let local = listener.local_addr().expect("its address");
+        let outcome = TcpStream::connect(local).map_or_else(|e| e.to_string(), |_| "ok".into());
+        println!("probe-loopback {outcome}");
+    }
 }
 
 fn nanos_now() -> u128 {
@@ -61,6 +94,10 @@ struct Seen {
     later: u128,
     order: String,
     hash: String,
+    /// Nanoseconds between two reads of `Instant`.
+    elapsed: u128,
+    /// Lines after `probe-` not parsed above (`outward ...`, `loopback ...`).
+    rest: Vec<String>,
     stderr: String,
 }
 
@@ -78,7 +115,7 @@ fn probe_with(env: &[(&str, &str)]) -> Seen {
         .args(["--exact", "probe", "--nocapture", "--test-threads=1"])
         .env(PROBE, "1")
         .env("LD_PRELOAD", library());
-    for name in [ENV_SEED, ENV_TIME, ENV_TIME_FROZEN] {
+    for name in ALL_VARIABLES {
         command.env_remove(name);
     }
     command.envs(env.iter().copied());
@@ -104,8 +141,76 @@ fn probe_with(env: &[(&str, &str)]) -> Seen {
         later: field("later").parse().expect("nanoseconds"),
         order: field("order"),
         hash: field("hash"),
+        elapsed: field("elapsed").parse().expect("nanoseconds"),
+        rest: ["outward", "loopback"]
+            .into_iter()
+            .filter(|name| stdout.contains(&format!("probe-{name} ")))
+            .map(|name| format!("{name} {}", field(name)))
+            .collect(),
         stderr,
     }
+}
+
+/// A fresh path for the library's log.
+fn log_path(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("preload-log-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+#[test]
+fn hash_keys_alone_are_pinned_as_when_every_draw_is() {
+    let every = probe_with(&[(ENV_SEED, "5")]);
+    let alone = probe_with(&[(ENV_SEED, "5"), (ENV_SEED_SCOPE, "hash")]);
+    assert_eq!(every.hash, alone.hash);
+    assert_eq!(every.order, alone.order);
+}
+
+#[test]
+fn the_log_says_which_kinds_of_draw_a_process_made() {
+    let log = log_path("draws");
+    let log_text = log.to_string_lossy().into_owned();
+    probe_with(&[(ENV_SEED, "5"), (ENV_LOG, &log_text)]);
+    let lines = std::fs::read_to_string(&log).expect("the log is written");
+    // std's HashMap keys, once; the probe draws nothing else from the OS.
+    assert_eq!(lines, "entropy hash\n");
+}
+
+#[test]
+fn tick_jitter_spaces_every_clock_read() {
+    let seen = probe_with(&[(ENV_TICK_MS, "250")]);
+    assert!(
+        seen.elapsed >= 250_000_000,
+        "two Instant reads {} ns apart",
+        seen.elapsed
+    );
+    assert!(
+        seen.later - seen.now >= 300_000_000,
+        "a 50 ms sleep between two jittered reads took {} ns",
+        seen.later - seen.now
+    );
+    let plain = probe_with(&[]);
+    assert!(plain.elapsed < 250_000_000, "{} ns", plain.elapsed);
+}
+
+#[test]
+fn a_blocked_network_refuses_outward_connections_keeps_loopback_and_logs() {
+    let log = log_path("network");
+    let log_text = log.to_string_lossy().into_owned();
+    let seen = probe_with(&[(ENV_NET, "block"), (ENV_LOG, &log_text)]);
+    // ENETUNREACH, as on a machine without a route.
+    assert_eq!(
+        seen.rest,
+        ["outward os-error-101", "loopback ok"],
+        "{seen:?}"
+    );
+    let text = std::fs::read_to_string(&log).expect("the log is written");
+    let blocked: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("blocked "))
+        .collect();
+    assert_eq!(blocked, [format!("blocked {OUTWARD}")], "{text}");
 }
 
 #[test]
@@ -162,7 +267,13 @@ fn a_frozen_clock_stays_at_the_instant() {
 #[test]
 fn a_malformed_value_is_named_and_changes_nothing() {
     let before = nanos_now();
-    let seen = probe_with(&[(ENV_SEED, "0x2a"), (ENV_TIME, "yesterday")]);
+    let seen = probe_with(&[
+        (ENV_SEED, "0x2a"),
+        (ENV_TIME, "yesterday"),
+        (ENV_SEED_SCOPE, "all"),
+        (ENV_TICK_MS, "0"),
+        (ENV_NET, "off"),
+    ]);
     let lines: Vec<&str> = seen.stderr.lines().collect();
     assert_eq!(
         lines,
@@ -171,6 +282,12 @@ fn a_malformed_value_is_named_and_changes_nothing() {
              entropy is left real",
             "probtest-preload: ignoring PROBTEST_DOCTOR_TIME=\"yesterday\": not unix seconds \
              (digits, optionally .digits); the clock is left real",
+            "probtest-preload: ignoring PROBTEST_DOCTOR_SEED_SCOPE=\"all\": not `hash`; every \
+             draw follows the seed",
+            "probtest-preload: ignoring PROBTEST_DOCTOR_TICK_MS=\"0\": not a whole number of ms \
+             from 1 to 60000; no jitter",
+            "probtest-preload: ignoring PROBTEST_DOCTOR_NET=\"off\": not `block`; the network \
+             is left open",
         ],
         "{}",
         seen.stderr

@@ -9,7 +9,7 @@
 
 mod support;
 
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock};
 
 use serde_json::Value;
 use support::{unavailable, Fixture, Output};
@@ -31,6 +31,15 @@ fn fixture() -> &'static Fixture {
             .test("rows", include_str!("../fixtures/doctor/rows.rs"))
             .test("fs", include_str!("../fixtures/doctor/fs.rs"))
             .test("env", include_str!("../fixtures/doctor/env.rs"))
+            .test(
+                "scheduling",
+                include_str!("../fixtures/doctor/scheduling.rs"),
+            )
+            .test("ticks", include_str!("../fixtures/doctor/ticks.rs"))
+            .test("random", include_str!("../fixtures/doctor/random.rs"))
+            .test("network", include_str!("../fixtures/doctor/network.rs"))
+            .dev_dep("rand = \"0.9\"")
+            .dev_dep("libc = \"0.2\"")
             .build();
         // Built before any doctor runs, so that a fixture that does not compile fails here, not
         // as a diagnosis; and doctors started side by side find the binaries already there.
@@ -52,8 +61,23 @@ struct Diagnosis {
     report: Value,
 }
 
+/// Doctors that run while another diagnoses scheduling would load the CPUs it compares: each
+/// doctor holds this for reading, the scheduling one for writing.
+static MACHINE: RwLock<()> = RwLock::new(());
+
 /// `cargo probtest doctor <test> --test <target> --runs <runs> --json <path> <extra>`.
 fn doctor(test: &str, target: &str, runs: u32, extra: &[&str]) -> Diagnosis {
+    let _shared = MACHINE.read().unwrap_or_else(|poison| poison.into_inner());
+    run_doctor(test, target, runs, extra)
+}
+
+/// [`doctor`] with the machine to itself among this suite's doctors.
+fn doctor_alone(test: &str, target: &str, runs: u32, extra: &[&str]) -> Diagnosis {
+    let _alone = MACHINE.write().unwrap_or_else(|poison| poison.into_inner());
+    run_doctor(test, target, runs, extra)
+}
+
+fn run_doctor(test: &str, target: &str, runs: u32, extra: &[&str]) -> Diagnosis {
     let fixture = fixture();
     let relative = format!("out/{target}.json");
     fixture.remove(&relative);
@@ -223,6 +247,98 @@ fn hash_order_dependence_is_diagnosed_as_entropy() {
     }
     let diagnosis = doctor("hash_order_victim", "entropy", 10, &[]);
     assert_flaky(&diagnosis, "hash_order_victim", "flaky-entropy", None);
+    assert_explains(&diagnosis, "hash iteration order alone explains it");
+}
+
+#[test]
+fn an_os_seeded_random_draw_is_diagnosed_as_entropy_but_not_hash_order() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("pinning a test's entropy", why);
+        return;
+    }
+    let diagnosis = doctor("random_draw_victim", "random", 10, &[]);
+    assert_flaky(&diagnosis, "random_draw_victim", "flaky-entropy", None);
+    // Either it drew no hash keys at all, or pinning them alone did not make it fail n/n.
+    let explanation = diagnosis.report["explanation"].as_str().unwrap_or_default();
+    assert!(
+        explanation.contains("not hash order") || explanation.contains("does not explain it alone"),
+        "{:#}",
+        diagnosis.report
+    );
+}
+
+#[test]
+fn an_elapsed_time_assumption_is_diagnosed_as_time_by_tick_jitter() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("jittering a test's clocks", why);
+        return;
+    }
+    let diagnosis = doctor("fresh_entry_victim", "ticks", 10, &[]);
+    assert_flaky(&diagnosis, "fresh_entry_victim", "flaky-time", None);
+    assert_eq!(diagnosis.report["headline"], "assumes it runs fast");
+    let value = diagnosis.report["repro"]["value"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        value.contains("ms after the last"),
+        "{:#}",
+        diagnosis.report
+    );
+}
+
+#[test]
+fn a_lost_update_race_is_diagnosed_as_scheduling() {
+    if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
+        unavailable(
+            "comparing one core with many",
+            "this machine gives the suite one CPU",
+        );
+        return;
+    }
+    let diagnosis = doctor_alone("lost_update_victim", "scheduling", 10, &[]);
+    assert_flaky(&diagnosis, "lost_update_victim", "flaky-scheduling", None);
+    let value = diagnosis.report["repro"]["value"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(value.contains("busy threads"), "{:#}", diagnosis.report);
+}
+
+#[test]
+fn a_live_network_call_is_diagnosed_as_network_naming_the_address() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("blocking a test's network", why);
+        return;
+    }
+    let Some(address) = outward_address() else {
+        unavailable(
+            "calling a service over the network",
+            "this machine has no IPv4 address outside loopback",
+        );
+        return;
+    };
+    let diagnosis = doctor("remote_rate_victim", "network", 10, &[]);
+    assert_flaky(&diagnosis, "remote_rate_victim", "flaky-network", None);
+    assert_explains(&diagnosis, &format!("It tried to reach {address}:"));
+}
+
+/// The address this machine reaches other machines from, if it has one: the source of a route
+/// outward (connecting a UDP socket sends nothing).
+fn outward_address() -> Option<std::net::IpAddr> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    socket.connect("192.0.2.1:9").ok()?;
+    let ip = socket.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
+/// Checks that the diagnosis's explanation says `text`.
+#[track_caller]
+fn assert_explains(diagnosis: &Diagnosis, text: &str) {
+    let explanation = diagnosis.report["explanation"].as_str().unwrap_or_default();
+    assert!(
+        explanation.contains(text),
+        "the explanation does not say {text:?}: {:#}",
+        diagnosis.report
+    );
 }
 
 #[test]

@@ -1,13 +1,16 @@
 //! The axes of nondeterminism the doctor varies, and the perturbations on each: a value that
 //! controls the axis (its nondeterminism pinned to a benign value), values that provoke it, and
 //! how a perturbation reaches a test process (environment variables read by the preload
-//! library, or which sibling tests run beside the victim and how).
+//! library, the CPUs it may run on and the load beside it, or which sibling tests run beside
+//! the victim and how).
 
 use std::fmt;
 
 use serde_json::{json, Value};
 
-use crate::doctor::preload::{ENV_SEED, ENV_TIME, ENV_TIME_FROZEN};
+use crate::doctor::preload::{
+    ENV_NET, ENV_SEED, ENV_SEED_SCOPE, ENV_TICK_MS, ENV_TIME, ENV_TIME_FROZEN,
+};
 
 /// An axis of nondeterminism.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +23,11 @@ pub enum Axis {
     Order,
     /// Tests that run beside the victim, as threads of its process.
     Parallel,
+    /// How the victim's own threads are scheduled: on one core or many, with the machine idle
+    /// or busy.
+    Scheduling,
+    /// Connections to other machines.
+    Network,
     /// Files outside the test: the user's home directory and what it holds.
     Fs,
     /// The environment variables the test inherits.
@@ -28,9 +36,11 @@ pub enum Axis {
 
 impl Axis {
     /// Every axis, in the order the doctor tries them.
-    pub const ALL: [Axis; 6] = [
+    pub const ALL: [Axis; 8] = [
         Axis::Entropy,
         Axis::Time,
+        Axis::Scheduling,
+        Axis::Network,
         Axis::Order,
         Axis::Parallel,
         Axis::Fs,
@@ -44,6 +54,8 @@ impl Axis {
             Axis::Entropy => "entropy",
             Axis::Order => "order",
             Axis::Parallel => "parallel",
+            Axis::Scheduling => "scheduling",
+            Axis::Network => "network",
             Axis::Fs => "fs",
             Axis::Env => "env",
         }
@@ -64,7 +76,13 @@ impl Axis {
 
     /// Whether the axis is varied through the preload library.
     pub fn needs_preload(self) -> bool {
-        matches!(self, Axis::Time | Axis::Entropy)
+        matches!(self, Axis::Time | Axis::Entropy | Axis::Network)
+    }
+
+    /// Whether the control sweep pins the axis. The network is not among them: blocking it
+    /// replaces the outside world's variance with a failure, so it is only provoked.
+    pub fn is_controlled(self) -> bool {
+        matches!(self, Axis::Time | Axis::Entropy | Axis::Scheduling)
     }
 }
 
@@ -83,13 +101,41 @@ pub struct Clock {
     pub frozen: bool,
 }
 
+/// The CPUs a run's process may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cpus {
+    /// The first CPU the doctor may use: the victim's threads take turns.
+    One,
+    /// Every CPU the doctor may use: the victim's threads run at once.
+    All,
+}
+
+impl Cpus {
+    fn name(self) -> &'static str {
+        match self {
+            Cpus::One => "one",
+            Cpus::All => "all",
+        }
+    }
+}
+
 /// What a run changes in the victim's process.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Perturbation {
     /// The seed of every draw from the OS.
     pub seed: Option<u64>,
+    /// The seed pins std's hash keys only; every other draw is real.
+    pub hash_only: bool,
     /// The wall clock.
     pub clock: Option<Clock>,
+    /// Tick jitter: every read of a clock at least this many milliseconds after the last.
+    pub tick_ms: Option<u32>,
+    /// Connections to other machines fail, as without a route.
+    pub network_blocked: bool,
+    /// The CPUs the process may use; `None` leaves it as the doctor's.
+    pub cpus: Option<Cpus>,
+    /// Busy threads beside the run, on the CPUs it may use.
+    pub stress: bool,
     /// A fresh, empty home directory (`HOME` and the XDG directories in it) instead of the
     /// user's.
     pub fresh_home: bool,
@@ -111,7 +157,16 @@ impl Perturbation {
 
     /// Whether the run needs the preload library.
     pub fn needs_preload(&self) -> bool {
-        self.seed.is_some() || self.clock.is_some()
+        self.seed.is_some()
+            || self.clock.is_some()
+            || self.tick_ms.is_some()
+            || self.network_blocked
+    }
+
+    /// Whether the run changes how the machine schedules it: such runs go one at a time, never
+    /// beside another run that would load the CPUs they measure.
+    pub fn schedules(&self) -> bool {
+        self.cpus.is_some() || self.stress
     }
 
     /// The environment variables that apply it.
@@ -119,6 +174,15 @@ impl Perturbation {
         let mut env = Vec::new();
         if let Some(seed) = self.seed {
             env.push((ENV_SEED, seed.to_string()));
+            if self.hash_only {
+                env.push((ENV_SEED_SCOPE, "hash".to_string()));
+            }
+        }
+        if let Some(tick) = self.tick_ms {
+            env.push((ENV_TICK_MS, tick.to_string()));
+        }
+        if self.network_blocked {
+            env.push((ENV_NET, "block".to_string()));
         }
         if let Some(tz) = &self.tz {
             env.push(("TZ", tz.clone()));
@@ -136,7 +200,12 @@ impl Perturbation {
     pub fn to_json(&self) -> Value {
         json!({
             "seed": self.seed,
+            "hash_only": self.hash_only,
             "clock": self.clock.map(|clock| json!({"at": clock.at, "frozen": clock.frozen})),
+            "tick_ms": self.tick_ms,
+            "network_blocked": self.network_blocked,
+            "cpus": self.cpus.map(Cpus::name),
+            "stress": self.stress,
             "fresh_home": self.fresh_home,
             "scrubbed_env": self.scrubbed_env,
             "tz": self.tz,
@@ -148,11 +217,29 @@ impl Perturbation {
         let object = value
             .as_object()
             .ok_or("the perturbation is not an object")?;
-        if let Some(key) = object.keys().find(|key| {
-            !["seed", "clock", "fresh_home", "scrubbed_env", "tz"].contains(&key.as_str())
-        }) {
+        const FIELDS: [&str; 10] = [
+            "seed",
+            "hash_only",
+            "clock",
+            "tick_ms",
+            "network_blocked",
+            "cpus",
+            "stress",
+            "fresh_home",
+            "scrubbed_env",
+            "tz",
+        ];
+        if let Some(key) = object.keys().find(|key| !FIELDS.contains(&key.as_str())) {
             return Err(format!("unknown perturbation field `{key}`"));
         }
+        let flag = |key: &str| -> Result<bool, String> {
+            match object.get(key) {
+                None | Some(Value::Null) => Ok(false),
+                Some(value) => value
+                    .as_bool()
+                    .ok_or(format!("`{key}` is not true or false")),
+            }
+        };
         let seed = match object.get("seed") {
             None | Some(Value::Null) => None,
             Some(seed) => Some(seed.as_u64().ok_or("the seed is not a whole number")?),
@@ -171,16 +258,27 @@ impl Perturbation {
                     .ok_or("the clock has no `frozen`")?,
             }),
         };
-        let fresh_home = match object.get("fresh_home") {
-            None | Some(Value::Null) => false,
-            Some(value) => value.as_bool().ok_or("`fresh_home` is not true or false")?,
+        let tick_ms = match object.get("tick_ms") {
+            None | Some(Value::Null) => None,
+            Some(tick) => Some(
+                tick.as_u64()
+                    .filter(|tick| (1..=60_000).contains(tick))
+                    .ok_or("`tick_ms` is not a number of milliseconds from 1 to 60000")?
+                    as u32,
+            ),
         };
-        let scrubbed_env = match object.get("scrubbed_env") {
-            None | Some(Value::Null) => false,
-            Some(value) => value
-                .as_bool()
-                .ok_or("`scrubbed_env` is not true or false")?,
+        let cpus = match object.get("cpus") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(match value.as_str() {
+                Some("one") => Cpus::One,
+                Some("all") => Cpus::All,
+                _ => return Err("`cpus` is neither \"one\" nor \"all\"".into()),
+            }),
         };
+        let hash_only = flag("hash_only")?;
+        if hash_only && seed.is_none() {
+            return Err("`hash_only` without a seed".into());
+        }
         let tz = match object.get("tz") {
             None | Some(Value::Null) => None,
             Some(value) => Some(
@@ -193,9 +291,14 @@ impl Perturbation {
         };
         Ok(Perturbation {
             seed,
+            hash_only,
             clock,
-            fresh_home,
-            scrubbed_env,
+            tick_ms,
+            network_blocked: flag("network_blocked")?,
+            cpus,
+            stress: flag("stress")?,
+            fresh_home: flag("fresh_home")?,
+            scrubbed_env: flag("scrubbed_env")?,
             tz,
         })
     }
@@ -211,18 +314,18 @@ pub const CONTROL_CLOCK: Clock = Clock {
     frozen: false,
 };
 
-/// Every preload axis controlled: what the control sweep runs under.
+/// Every controlled axis in `axes` pinned: what the control sweep runs under. Scheduling is
+/// pinned to one core, where the victim's threads take turns.
 pub fn control(axes: &[Axis]) -> Perturbation {
     Perturbation {
         seed: axes.contains(&Axis::Entropy).then_some(CONTROL_SEED),
         clock: axes.contains(&Axis::Time).then_some(CONTROL_CLOCK),
-        fresh_home: false,
-        scrubbed_env: false,
-        tz: None,
+        cpus: axes.contains(&Axis::Scheduling).then_some(Cpus::One),
+        ..Perturbation::default()
     }
 }
 
-/// Every preload axis controlled at other values than [`control`]'s: with it, a test that
+/// Every controlled axis pinned at other values than [`control`]'s: with it, a test that
 /// fails under both fails whatever the pinned values.
 pub fn control_otherwise(axes: &[Axis]) -> Perturbation {
     Perturbation {
@@ -232,11 +335,14 @@ pub fn control_otherwise(axes: &[Axis]) -> Perturbation {
             at: CONTROL_CLOCK.at + 86_400.25,
             frozen: false,
         }),
-        fresh_home: false,
-        scrubbed_env: false,
-        tz: None,
+        cpus: axes.contains(&Axis::Scheduling).then_some(Cpus::One),
+        ..Perturbation::default()
     }
 }
+
+/// The tick of the jitter provocation: a pause this long between any two clock reads is what a
+/// loaded CI machine gives a test now and then.
+pub const JITTER_TICK_MS: u32 = 250;
 
 /// A value that provokes an axis, with its label.
 pub struct Provocation {
@@ -275,7 +381,37 @@ pub fn provocations(axis: Axis) -> Vec<Provocation> {
                     ..Perturbation::default()
                 },
             })
+            .chain(std::iter::once(Provocation {
+                label: format!("tick jitter: every clock read {JITTER_TICK_MS} ms after the last"),
+                perturbation: Perturbation {
+                    clock: Some(CONTROL_CLOCK),
+                    tick_ms: Some(JITTER_TICK_MS),
+                    ..Perturbation::default()
+                },
+            }))
             .collect(),
+        Axis::Scheduling => [
+            (Cpus::One, true, "one core, shared with busy threads"),
+            (Cpus::All, true, "every core, each shared with busy threads"),
+            (Cpus::All, false, "every core, idle"),
+        ]
+        .into_iter()
+        .map(|(cpus, stress, label)| Provocation {
+            label: format!("scheduled on {label}"),
+            perturbation: Perturbation {
+                cpus: Some(cpus),
+                stress,
+                ..Perturbation::default()
+            },
+        })
+        .collect(),
+        Axis::Network => vec![Provocation {
+            label: "outbound connections blocked (loopback open)".into(),
+            perturbation: Perturbation {
+                network_blocked: true,
+                ..Perturbation::default()
+            },
+        }],
         Axis::Fs => vec![Provocation {
             label: "a fresh, empty HOME".into(),
             perturbation: Perturbation {
@@ -352,8 +488,9 @@ pub fn local_zone() -> Option<String> {
     })
 }
 
-/// The benign value of an axis, for the counterfactual: the control value of a preload axis,
-/// the user's own home for `fs`.
+/// The benign value of an axis, for the counterfactual: the control value of a controlled
+/// axis (one core for scheduling); nothing changed for the others (the network open, the
+/// user's own home and environment).
 pub fn benign(axis: Axis) -> Perturbation {
     control(&[axis])
 }
@@ -362,7 +499,11 @@ pub fn benign(axis: Axis) -> Perturbation {
 pub fn describe(perturbation: &Perturbation) -> String {
     let mut parts = Vec::new();
     if let Some(seed) = perturbation.seed {
-        parts.push(format!("entropy seed {seed}"));
+        parts.push(if perturbation.hash_only {
+            format!("std's hash keys from entropy seed {seed}, other draws real")
+        } else {
+            format!("entropy seed {seed}")
+        });
     }
     if let Some(clock) = perturbation.clock {
         parts.push(format!(
@@ -370,6 +511,21 @@ pub fn describe(perturbation: &Perturbation) -> String {
             utc(clock.at),
             if clock.frozen { ", frozen" } else { "" }
         ));
+    }
+    if let Some(tick) = perturbation.tick_ms {
+        parts.push(format!("every clock read {tick} ms after the last"));
+    }
+    if perturbation.network_blocked {
+        parts.push("outbound connections blocked".to_string());
+    }
+    match (perturbation.cpus, perturbation.stress) {
+        (Some(Cpus::One), false) => parts.push("one core".to_string()),
+        (Some(Cpus::One), true) => parts.push("one core, shared with busy threads".to_string()),
+        (Some(Cpus::All), false) => parts.push("every core".to_string()),
+        (Some(Cpus::All), true) | (None, true) => {
+            parts.push("every core, each shared with busy threads".to_string())
+        }
+        (None, false) => {}
     }
     if perturbation.fresh_home {
         parts.push("a fresh, empty HOME".to_string());
@@ -451,10 +607,15 @@ mod tests {
     fn perturbations_round_trip_and_decode_strictly() {
         let perturbation = Perturbation {
             seed: Some(7),
+            hash_only: true,
             clock: Some(Clock {
                 at: 1_773_146_100.0,
                 frozen: true,
             }),
+            tick_ms: Some(250),
+            network_blocked: true,
+            cpus: Some(Cpus::One),
+            stress: true,
             fresh_home: true,
             scrubbed_env: true,
             tz: Some("America/New_York".into()),
@@ -467,6 +628,10 @@ mod tests {
         assert!(Perturbation::from_json(&json!({"seed": -1})).is_err());
         assert!(Perturbation::from_json(&json!({"tz": ""})).is_err());
         assert!(Perturbation::from_json(&json!({"clock": {"at": "noon"}})).is_err());
+        assert!(Perturbation::from_json(&json!({"cpus": "some"})).is_err());
+        assert!(Perturbation::from_json(&json!({"tick_ms": 0})).is_err());
+        assert!(Perturbation::from_json(&json!({"hash_only": true})).is_err());
+        assert!(Perturbation::from_json(&json!({"stress": "yes"})).is_err());
     }
 
     #[test]
@@ -475,7 +640,7 @@ mod tests {
         assert_eq!(
             Axis::parse("weather"),
             Err(
-                "unknown axis `weather`; the axes are entropy, time, order, parallel, fs, env"
+                "unknown axis `weather`; the axes are entropy, time, scheduling, network, order, parallel, fs, env"
                     .into()
             )
         );

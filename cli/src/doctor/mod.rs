@@ -27,7 +27,7 @@ mod report;
 mod repro;
 mod runner;
 
-use axes::Axis;
+use axes::{Axis, Cpus};
 use cargo::{Selection, TestBinary};
 use diagnose::{Diagnosis, Doctor, Settings};
 use fingerprint::Ending;
@@ -209,7 +209,9 @@ fn diagnose_one(
         match preload_for(binary) {
             Ok(library) => Some(library),
             Err(why) => {
-                warnings.push(format!("the clock and entropy axes are skipped: {why}"));
+                warnings.push(format!(
+                    "the clock, entropy and network axes are skipped: {why}"
+                ));
                 None
             }
         }
@@ -316,19 +318,28 @@ fn commands(
     // A preload library, or a home directory of its own, is not something `cargo test` can
     // be given without changing cargo's own run too.
     let perturbation = &reproduction.plan.perturbation;
-    let plain =
-        (!perturbation.needs_preload() && !perturbation.fresh_home && !perturbation.scrubbed_env)
-            .then(|| {
-                let mut line = format!(
-                    "cargo test {} -- --exact {}",
-                    select.join(" "),
-                    reproduction.plan.tests.join(" ")
-                );
-                if let Some(threads) = reproduction.plan.threads {
-                    line.push_str(&format!(" --test-threads={threads}"));
-                }
-                line
-            });
+    // One core is `taskset`'s job; busy threads beside the run are the doctor's.
+    let pin = match perturbation.cpus {
+        Some(Cpus::One) => runner::first_cpu().map(|cpu| format!("taskset -c {cpu} ")),
+        _ => Some(String::new()),
+    };
+    let plain = (!perturbation.needs_preload()
+        && !perturbation.fresh_home
+        && !perturbation.scrubbed_env
+        && !perturbation.stress)
+        .then_some(pin)
+        .flatten()
+        .map(|pin| {
+            let mut line = format!(
+                "{pin}cargo test {} -- --exact {}",
+                select.join(" "),
+                reproduction.plan.tests.join(" ")
+            );
+            if let Some(threads) = reproduction.plan.threads {
+                line.push_str(&format!(" --test-threads={threads}"));
+            }
+            line
+        });
     (Some(command), plain)
 }
 

@@ -25,6 +25,21 @@ pub const ENV_TIME: &str = "PROBTEST_DOCTOR_TIME";
 /// `1`: the wall clock stays at [`ENV_TIME`] instead of advancing.
 pub const ENV_TIME_FROZEN: &str = "PROBTEST_DOCTOR_TIME_FROZEN";
 
+/// `hash`: the seed pins std's hash keys only (the draws made with `GRND_INSECURE`), from the
+/// same stream as without it; other draws are real.
+pub const ENV_SEED_SCOPE: &str = "PROBTEST_DOCTOR_SEED_SCOPE";
+
+/// Milliseconds: every read of the wall clock or a monotonic clock returns at least this much
+/// more than the read before it.
+pub const ENV_TICK_MS: &str = "PROBTEST_DOCTOR_TICK_MS";
+
+/// `block`: `connect` and `sendto` to an address outside loopback fail with `ENETUNREACH`.
+pub const ENV_NET: &str = "PROBTEST_DOCTOR_NET";
+
+/// A file the library appends what it did to, a line each: `entropy hash` and `entropy other`
+/// at the first draw of each kind, `blocked <address>` per refused connection.
+pub const ENV_LOG: &str = "PROBTEST_DOCTOR_LOG";
+
 #[cfg(probtest_preload)]
 const LIBRARY: Option<&[u8]> = Some(include_bytes!(concat!(
     env!("OUT_DIR"),

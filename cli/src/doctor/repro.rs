@@ -187,14 +187,12 @@ mod tests {
                 tests: vec!["a_polluter".into(), "b_order_victim".into()],
                 threads: Some(1),
                 perturbation: Perturbation {
-                    seed: None,
                     clock: Some(Clock {
                         at: 1.5,
                         frozen: false,
                     }),
-                    fresh_home: false,
-                    scrubbed_env: false,
                     tz: Some("Europe/Berlin".into()),
+                    ..Perturbation::default()
                 },
             },
         }

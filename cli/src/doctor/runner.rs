@@ -2,6 +2,7 @@
 //! some tests, or beside them), perturbed, killed at the timeout; and many such runs at once
 //! where the axis allows.
 
+use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -9,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::doctor::axes::Perturbation;
+use crate::doctor::axes::{Cpus, Perturbation};
 use crate::doctor::cargo::TestBinary;
 use crate::doctor::fingerprint::{ending_of, Ending};
 
@@ -25,6 +26,13 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Whether the run must have the machine to itself: tests that run beside each other (which
+    /// would meet another run's through the files and ports they share), or a run whose
+    /// scheduling is the point.
+    pub fn exclusive(&self) -> bool {
+        self.tests.len() > 1 || self.perturbation.schedules()
+    }
+
     /// The victim alone, on one thread.
     pub fn alone(victim: &str, perturbation: Perturbation) -> Plan {
         Plan {
@@ -51,6 +59,8 @@ pub struct Runner {
     runs: AtomicU64,
     /// How many processes run at once.
     jobs: usize,
+    /// What the preload library logged in the runs since the last [`Runner::take_events`].
+    events: Mutex<BTreeSet<String>>,
 }
 
 /// The timeout while no run has passed yet.
@@ -75,7 +85,19 @@ impl Runner {
             slowest_pass: Mutex::new(Duration::ZERO),
             runs: AtomicU64::new(0),
             jobs,
+            events: Mutex::new(BTreeSet::new()),
         }
+    }
+
+    /// The distinct lines the preload library logged since the last call (`entropy hash`,
+    /// `blocked 192.0.2.7:443`, ...).
+    pub fn take_events(&self) -> BTreeSet<String> {
+        std::mem::take(
+            &mut *self
+                .events
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner()),
+        )
     }
 
     /// The timeout now.
@@ -123,17 +145,26 @@ impl Runner {
         ] {
             command.env_remove(name);
         }
-        if plan.perturbation.needs_preload() {
-            if let Some(library) = &self.preload {
-                command.env("LD_PRELOAD", library);
-            }
+        let preloaded = plan.perturbation.needs_preload() && self.preload.is_some();
+        if let (true, Some(library)) = (preloaded, &self.preload) {
+            command.env("LD_PRELOAD", library);
         }
         for (name, value) in plan.perturbation.env() {
             command.env(name, value);
         }
+        if plan.perturbation.cpus == Some(Cpus::One) {
+            pin_to_one_cpu(&mut command);
+        }
         // A temporary directory of its own: runs going on at once never share files through
         // it, while the tests of one run do.
         let scratch = self.scratch_dir();
+        let log = scratch
+            .as_ref()
+            .filter(|_| preloaded)
+            .map(|dir| dir.join("probtest-doctor.log"));
+        if let Some(log) = &log {
+            command.env(crate::doctor::preload::ENV_LOG, log);
+        }
         if let Some(dir) = &scratch {
             command.env("TMPDIR", dir);
             if plan.perturbation.fresh_home {
@@ -148,6 +179,12 @@ impl Runner {
                 }
             }
         }
+        let stress = plan.perturbation.stress.then(|| {
+            Stress::start(match plan.perturbation.cpus {
+                Some(Cpus::One) => first_cpu().map_or(Placement::Anywhere(1), Placement::On),
+                _ => Placement::Anywhere(self.jobs),
+            })
+        });
         let started = Instant::now();
         let mut child = match command.spawn() {
             Ok(child) => child,
@@ -178,7 +215,14 @@ impl Runner {
                 Err(_) => break None,
             }
         };
+        drop(stress);
         let stdout = reader.join().unwrap_or_default();
+        if let Some(text) = log.and_then(|log| std::fs::read_to_string(log).ok()) {
+            self.events
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .extend(text.lines().map(str::to_string));
+        }
         if let Some(dir) = &scratch {
             let _ = std::fs::remove_dir_all(dir);
         }
@@ -194,6 +238,11 @@ impl Runner {
             self.note_pass(started.elapsed());
         }
         ending
+    }
+
+    /// How many CPUs the runs may use.
+    pub fn cpus(&self) -> usize {
+        self.jobs
     }
 
     /// A fresh temporary directory for one run, under the system's.
@@ -304,3 +353,121 @@ impl Runner {
             .store(timeout.as_millis() as u64, Ordering::Relaxed);
     }
 }
+
+/// Busy threads per CPU of a stressed run: the victim's threads get about a seventeenth of a
+/// CPU, as on a CI machine running many jobs at once, and wait many time slices whenever they
+/// yield or wake.
+const BUSY_PER_CPU: usize = 16;
+
+/// Where a stressed run's busy threads run.
+#[derive(Clone, Copy)]
+enum Placement {
+    /// On this CPU, the one the run is pinned to.
+    On(usize),
+    /// Anywhere, for this many CPUs.
+    Anywhere(usize),
+}
+
+/// Busy threads for as long as it lives: the load of a shared CI machine, beside a run whose
+/// threads must now wait their turn and are preempted at any instruction.
+struct Stress {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Stress {
+    fn start(placement: Placement) -> Stress {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (count, cpu) = match placement {
+            Placement::On(cpu) => (BUSY_PER_CPU, Some(cpu)),
+            Placement::Anywhere(cpus) => (BUSY_PER_CPU * cpus.max(1), None),
+        };
+        let threads = (0..count)
+            .filter_map(|_| {
+                let stop = stop.clone();
+                std::thread::Builder::new()
+                    .name("doctor-stress".into())
+                    .spawn(move || {
+                        if let Some(cpu) = cpu {
+                            pin_this_thread(cpu);
+                        }
+                        let mut spin = 0u64;
+                        while !stop.load(Ordering::Relaxed) {
+                            spin = std::hint::black_box(spin.wrapping_mul(6364136223846793005) + 1);
+                        }
+                    })
+                    .ok()
+            })
+            .collect();
+        Stress { stop, threads }
+    }
+}
+
+impl Drop for Stress {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Moves the calling thread onto `cpu` alone.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn pin_this_thread(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; pid 0 is the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pin_this_thread(_cpu: usize) {}
+
+/// The first CPU this process may run on.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub fn first_cpu() -> Option<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set, and sched_getaffinity writes at most its
+    // size into it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return None;
+        }
+        (0..libc::CPU_SETSIZE as usize).find(|cpu| libc::CPU_ISSET(*cpu, &set))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn first_cpu() -> Option<usize> {
+    None
+}
+
+/// Has `command`'s process start on [`first_cpu`] alone.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn pin_to_one_cpu(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let Some(cpu) = first_cpu() else {
+        return;
+    };
+    // SAFETY: between fork and exec the closure only calls sched_setaffinity, a system call
+    // (async-signal-safe), on a set built before the fork.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        command.pre_exec(move || {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pin_to_one_cpu(_command: &mut Command) {}

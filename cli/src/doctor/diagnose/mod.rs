@@ -10,6 +10,7 @@ use crate::doctor::fingerprint::Ending;
 use crate::doctor::gates;
 use crate::doctor::runner::{Plan, Runner};
 
+mod explain;
 mod provoke;
 mod siblings;
 
@@ -104,11 +105,43 @@ fn uniform(endings: &[Ending]) -> bool {
     failed == 0 || failed == runs
 }
 
+/// Whether pinning settled the outcome, given the baseline's `(runs, failed)`: every run alike
+/// when the baseline varied; every run passing when the baseline failed throughout (failing
+/// throughout again changes nothing).
+fn settles(endings: &[Ending], (base_runs, base_failed): (u64, u64)) -> bool {
+    if base_runs > 0 && base_failed == base_runs {
+        tally(endings).1 == 0
+    } else {
+        uniform(endings)
+    }
+}
+
 fn fingerprints(endings: &[Ending]) -> BTreeSet<String> {
     endings
         .iter()
         .filter_map(|ending| ending.fingerprint().map(str::to_string))
         .collect()
+}
+
+/// Axes as a phrase: "the clock, entropy and scheduling".
+fn phrase(axes: &[Axis]) -> String {
+    let names: Vec<&str> = axes
+        .iter()
+        .filter_map(|axis| match axis {
+            Axis::Time => Some("the clock"),
+            Axis::Entropy => Some("entropy"),
+            Axis::Scheduling => Some("scheduling"),
+            Axis::Network => Some("the network"),
+            Axis::Fs => Some("the home directory"),
+            Axis::Env => Some("the environment"),
+            Axis::Order | Axis::Parallel => None,
+        })
+        .collect();
+    match names.as_slice() {
+        [] => "no axis".to_string(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// The doctor at work on one test.
@@ -158,10 +191,7 @@ impl<'a> Doctor<'a> {
 
     /// Runs `plan` `count` times and records the evidence; returns the endings.
     fn sample(&mut self, label: &str, plan: &Plan, count: usize, note: &str) -> Vec<Ending> {
-        // Tests of one process run beside each other: never two such processes at once, whose
-        // tests would meet through the files and ports they share.
-        let serial = plan.tests.len() > 1;
-        let endings = self.runner.run_many(plan, count, serial);
+        let endings = self.runner.run_many(plan, count, plan.exclusive());
         let (runs, failed) = tally(&endings);
         let mut note = note.to_string();
         let hangs = endings.iter().filter(|e| **e == Ending::Hang).count();
@@ -187,7 +217,7 @@ impl<'a> Doctor<'a> {
         (label, plan): (&str, &Plan),
         (counter_label, counter_plan): (&str, &Plan),
     ) -> (Vec<Ending>, Vec<Ending>) {
-        let serial = plan.tests.len() > 1 || counter_plan.tests.len() > 1;
+        let serial = plan.exclusive() || counter_plan.exclusive();
         let (verify, counter) = self.runner.run_interleaved(
             (plan, self.settings.runs),
             (counter_plan, COUNTERFACTUAL_RUNS),
@@ -245,17 +275,12 @@ impl<'a> Doctor<'a> {
         if hangs > 0 {
             return self.hang(hangs as u64);
         }
-        let preload_axes: Vec<Axis> = self
-            .settings
-            .axes
-            .iter()
-            .copied()
-            .filter(|axis| axis.needs_preload() && self.runner.preload.is_some())
-            .collect();
+        let controlled = self.controlled_axes();
         if base_failed == base_runs {
-            // Ten fast runs can share one bad second or one seed's fate: only a test that also
-            // fails under full control fails deterministically.
-            if preload_axes.is_empty() {
+            // Ten fast runs can share one bad second or one seed's fate, and a race can lose on
+            // every run of a machine with many cores: only a test that also fails under full
+            // control fails deterministically.
+            if controlled.is_empty() {
                 return self.deterministic(false);
             }
             // Two pinned values: one value of an axis can be a failing one (a seed whose hash
@@ -263,13 +288,13 @@ impl<'a> Doctor<'a> {
             let half = runs.div_ceil(2);
             let first = self.sample(
                 "control: every axis pinned",
-                &Plan::alone(&victim, axes::control(&preload_axes)),
+                &Plan::alone(&victim, axes::control(&controlled)),
                 half,
                 "",
             );
             let second = self.sample(
                 "control: every axis pinned otherwise",
-                &Plan::alone(&victim, axes::control_otherwise(&preload_axes)),
+                &Plan::alone(&victim, axes::control_otherwise(&controlled)),
                 runs - half,
                 "",
             );
@@ -281,42 +306,64 @@ impl<'a> Doctor<'a> {
             self.progress("the failures stop under control: flaky");
         }
         if base_failed == 0 {
-            return self.diagnose_passing(&preload_axes);
+            return self.diagnose_passing(&controlled);
         }
-        self.diagnose_flaky(&preload_axes)
+        self.diagnose_flaky(&controlled)
+    }
+
+    /// The axes the control sweep pins: of those asked for, the ones this machine and binary
+    /// can pin (the clock and entropy need the preload library, scheduling more than one CPU).
+    fn controlled_axes(&self) -> Vec<Axis> {
+        self.settings
+            .axes
+            .iter()
+            .copied()
+            .filter(|axis| axis.is_controlled() && self.can_vary(*axis))
+            .collect()
+    }
+
+    /// Whether `axis` can be varied for this binary on this machine.
+    fn can_vary(&self, axis: Axis) -> bool {
+        match axis {
+            Axis::Scheduling => {
+                self.runner.cpus() > 1 && crate::doctor::runner::first_cpu().is_some()
+            }
+            axis if axis.needs_preload() => self.runner.preload.is_some(),
+            _ => true,
+        }
     }
 
     /// A baseline with failures: which pinned axis stops them, then provoking it.
-    fn diagnose_flaky(mut self, preload_axes: &[Axis]) -> Diagnosis {
+    fn diagnose_flaky(mut self, controlled: &[Axis]) -> Diagnosis {
         let victim = self.victim().to_string();
         let runs = self.settings.runs;
-        let mut order: Vec<Axis> = preload_axes.to_vec();
-        if !preload_axes.is_empty() {
+        let mut order: Vec<Axis> = controlled.to_vec();
+        if !controlled.is_empty() {
             let control = self.sample(
                 "control: every axis pinned",
-                &Plan::alone(&victim, axes::control(preload_axes)),
+                &Plan::alone(&victim, axes::control(controlled)),
                 runs,
                 "",
             );
-            if uniform(&control) {
+            if settles(&control, self.baseline) {
                 self.progress(
                     "every axis pinned: the outcome no longer varies; finding the stabilizer",
                 );
                 let mut stabilizers = Vec::new();
-                if preload_axes.len() > 1 {
-                    for axis in preload_axes {
+                if controlled.len() > 1 {
+                    for axis in controlled {
                         let alone = self.sample(
                             &format!("control: {axis} alone pinned"),
                             &Plan::alone(&victim, axes::control(&[*axis])),
                             runs,
                             "",
                         );
-                        if uniform(&alone) {
+                        if settles(&alone, self.baseline) {
                             stabilizers.push(*axis);
                         }
                     }
                 } else {
-                    stabilizers.push(preload_axes[0]);
+                    stabilizers.push(controlled[0]);
                 }
                 // The stabilizer is swept first.
                 order.sort_by_key(|axis| !stabilizers.contains(axis));
@@ -340,14 +387,13 @@ impl<'a> Doctor<'a> {
     }
 
     /// A baseline that always passes: the victim among its siblings, after them in one thread
-    /// and beside them in many; then the clock and entropy provoked, for a latent bug (runs in
-    /// quick succession sample the clock at nearly one instant, and can all miss its bad
-    /// moments).
-    fn diagnose_passing(mut self, preload_axes: &[Axis]) -> Diagnosis {
+    /// and beside them in many; then every other axis provoked, for a latent bug (runs in quick
+    /// succession sample the clock at nearly one instant, and can all miss its bad moments).
+    fn diagnose_passing(mut self, controlled: &[Axis]) -> Diagnosis {
         if let Some(diagnosis) = self.siblings() {
             return diagnosis;
         }
-        for axis in self.provocable(preload_axes) {
+        for axis in self.provocable(controlled) {
             if self.over_budget() {
                 return self.incomplete();
             }
@@ -364,23 +410,35 @@ impl<'a> Doctor<'a> {
             None,
             "not flaky".into(),
             format!(
-                "Passed {runs} of {runs} isolated runs, beside its binary's other tests (in one thread and in parallel), and with the clock and entropy provoked. Nothing here makes it fail."
+                "Passed {runs} of {runs} isolated runs, beside its binary's other tests (in one thread and in parallel), and with {} provoked. Nothing here makes it fail.",
+                self.provoked_axes_text()
             ),
             None,
             None,
         )
     }
 
-    /// The axes provoked by values of the victim's own run: the preload axes given (in their
-    /// order), then `fs` and `env` when they are asked for.
-    fn provocable(&self, preload_axes: &[Axis]) -> Vec<Axis> {
-        let mut axes = preload_axes.to_vec();
-        for axis in [Axis::Fs, Axis::Env] {
-            if self.settings.axes.contains(&axis) {
+    /// The axes provoked by values of the victim's own run: the controlled axes given (in their
+    /// order), then the network, `fs` and `env` when they are asked for and can be varied.
+    fn provocable(&self, controlled: &[Axis]) -> Vec<Axis> {
+        let mut axes = controlled.to_vec();
+        for axis in [Axis::Network, Axis::Fs, Axis::Env] {
+            if self.settings.axes.contains(&axis) && self.can_vary(axis) {
                 axes.push(axis);
             }
         }
         axes
+    }
+
+    /// The axes the control sweep pins, as a phrase: "the clock, entropy and scheduling".
+    fn controlled_axes_text(&self) -> String {
+        phrase(&self.controlled_axes())
+    }
+
+    /// The axes provoked on the victim's own runs, as a phrase: "the clock, entropy and the
+    /// network".
+    fn provoked_axes_text(&self) -> String {
+        phrase(&self.provocable(&self.controlled_axes()))
     }
 
     /// The significance gate: credit for a perturbation that failed `verify` (runs, failed)
@@ -438,7 +496,7 @@ impl<'a> Doctor<'a> {
     fn deterministic(mut self, controlled: bool) -> Diagnosis {
         if !controlled {
             self.warnings.push(
-                "the clock and entropy could not be pinned for this binary: the failures were not checked under control".into(),
+                "no axis could be pinned for this binary (the clock and entropy need the preload library, scheduling more than one CPU): the failures were not checked under control".into(),
             );
         }
         let (runs, _) = self.baseline;
@@ -450,9 +508,12 @@ impl<'a> Doctor<'a> {
             format!(
                 "Failed all {runs} isolated runs{}: this is a plain failure, not a flake. {}",
                 if controlled {
-                    ", and every run with the clock and entropy pinned"
+                    format!(
+                        ", and every run with {} pinned",
+                        self.controlled_axes_text()
+                    )
                 } else {
-                    ""
+                    String::new()
                 },
                 match prints.as_slice() {
                     [one] => format!("It {one}."),
@@ -471,7 +532,8 @@ impl<'a> Doctor<'a> {
             None,
             "flaky, cause outside the covered axes".into(),
             format!(
-                "Failed {failed}/{runs} isolated runs, but no covered axis (the clock, entropy, the tests before or beside it) decides it. For an LLM eval or a test of a randomized algorithm judged by its rate, this is expected: the evidence is above."
+                "Failed {failed}/{runs} isolated runs, but no covered axis ({}, the tests before or beside it) decides it. For an LLM eval or a test of a randomized algorithm judged by its rate, this is expected: the evidence is above.",
+                self.provoked_axes_text()
             ),
             None,
             None,

@@ -1,14 +1,17 @@
-//! Provoking one axis through values of the victim's own run (a seed, a clock, a home, an
-//! environment): the first value that fails every run, verified, with its counterfactual, its
-//! significance, and a verdict that says what the axis means.
+//! Provoking one axis through values of the victim's own run (a seed, a clock, a schedule, a
+//! blocked network, a home, an environment): the first value that fails every run, verified,
+//! with its counterfactual, its significance, and a verdict that says what the axis means.
 
-use crate::doctor::axes::{self, Axis};
+use std::collections::BTreeSet;
+
+use crate::doctor::axes::{self, Axis, Perturbation};
+use crate::doctor::diagnose::explain::{self, Found};
 use crate::doctor::diagnose::{fingerprints, tally, Diagnosis, Doctor, Reproduction};
 use crate::doctor::fingerprint::Ending;
 use crate::doctor::runner::Plan;
 
 impl Doctor<'_> {
-    /// Provokes a preload axis: the first value that fails every run, verified, with its
+    /// Provokes an axis: the first value that fails every run, verified, with its
     /// counterfactual and the significance gate.
     pub(super) fn provoke(&mut self, axis: Axis) -> Option<Diagnosis> {
         let victim = self.victim().to_string();
@@ -25,6 +28,14 @@ impl Doctor<'_> {
                 2,
                 "",
             );
+            if endings.contains(&Ending::Hang) {
+                // A run the perturbation stalled (a clock that jumps past every deadline, CPUs
+                // kept busy) says something about the perturbation, not about the test.
+                if let Some(last) = self.evidence.last_mut() {
+                    last.note = "hung: perturbation-induced, no credit".into();
+                }
+                continue;
+            }
             if winner.is_none() && endings.iter().all(Ending::failed) {
                 winner = Some((provocation, fingerprints(&endings)));
             } else if passed.is_none() && endings.iter().all(|e| *e == Ending::Pass) {
@@ -37,8 +48,14 @@ impl Doctor<'_> {
             provocation.perturbation.tz = axes::local_zone();
         }
         let plan = Plan::alone(&victim, provocation.perturbation.clone());
-        // The counterfactual: a value of the same axis that passed, else the benign one.
-        let benign = passed.unwrap_or_else(|| axes::benign(axis));
+        // The counterfactual: a value of the same axis that passed, else the benign one. Busy
+        // or idle cores that passed twice may fail the next time: scheduling's benign value is
+        // always its control, one idle core.
+        let benign = match passed {
+            Some(passed) if axis != Axis::Scheduling => passed,
+            _ => axes::benign(axis),
+        };
+        self.runner.take_events();
         let (verify, counter) = self.verify_and_counter(
             (&format!("VERIFY: {}", provocation.label), &plan),
             (
@@ -46,13 +63,19 @@ impl Doctor<'_> {
                 &Plan::alone(&victim, benign.clone()),
             ),
         );
+        let events = self.runner.take_events();
         let (verify_runs, verify_failed) = tally(&verify);
-        if verify_failed < verify_runs {
+        // Noise makes a race likelier, rarely certain: for scheduling, a failure rate that
+        // clears the significance gate is reported as raised, with its own lower bound.
+        let certain = verify_failed == verify_runs;
+        if (!certain && axis != Axis::Scheduling) || verify_failed == 0 {
+            return None;
+        }
+        if verify.contains(&Ending::Hang) {
             return None;
         }
         let counter_tally = tally(&counter);
         let counter_passes = counter_tally.1 == 0 && counter.iter().all(|e| *e == Ending::Pass);
-        let (base_runs, base_failed) = self.baseline;
         let (p_value, _) = self.credit(
             &provocation.label,
             (verify_runs, verify_failed),
@@ -61,58 +84,45 @@ impl Doctor<'_> {
         let observed = prints
             .iter()
             .any(|print| self.baseline_prints.contains(print));
-        let claim = if observed { "observed" } else { "latent" };
-        let value = axes::describe(&provocation.perturbation);
-        let (verdict, mut headline, mut explanation) = match axis {
-            Axis::Entropy => (
-                "flaky-entropy",
-                "depends on the OS's randomness (hash order, random seeds)".to_string(),
-                format!(
-                    "Failed {base_failed}/{base_runs} isolated baseline runs; fails {verify_failed}/{verify_runs} with every draw from the OS pinned to seed {} and passes with {}. The outcome depends on what the process draws from the OS: std's HashMap and HashSet iteration order (their keys come from getrandom), rand's OS-seeded generators, random ids. If the test iterates a HashMap or HashSet, the order leaking into an assertion is the likely cause: sort, or use a BTreeMap.",
-                    provocation.perturbation.seed.unwrap_or_default(),
-                    axes::describe(&benign)
-                ),
-            ),
-            Axis::Fs => (
-                "flaky-fs",
-                "depends on files in the user's home directory".to_string(),
-                format!(
-                    "Failed {base_failed}/{base_runs} isolated baseline runs; fails {verify_failed}/{verify_runs} with a fresh, empty HOME (and XDG directories) and passes with the user's own. The test reads something from the home directory (configuration, credentials, a cache, leftovers of an earlier run) that a clean machine, a CI runner or another developer does not have."
-                ),
-            ),
-            Axis::Env => (
-                "flaky-env",
-                "depends on the environment it inherits".to_string(),
-                format!(
-                    "Failed {base_failed}/{base_runs} isolated baseline runs; fails {verify_failed}/{verify_runs} with the environment scrubbed to {} and passes with the one it was given. The test reads an environment variable (a token, a locale, a path, a switch) that a clean CI runner or another developer's shell does not set.",
-                    axes::KEPT_VARIABLES.join(", ")
-                ),
-            ),
-            _ => (
-                "flaky-time",
-                "depends on the wall clock".to_string(),
-                format!(
-                    "Failed {base_failed}/{base_runs} isolated baseline runs; fails {verify_failed}/{verify_runs} with the clock started at {} and passes with the {}. The outcome depends on when it runs: a boundary of a second, minute, day, month or year, or an assumption about the time of day.",
-                    provocation
-                        .perturbation
-                        .clock
-                        .map(|clock| axes::utc(clock.at))
-                        .unwrap_or_default(),
-                    axes::describe(&benign)
-                ),
-            ),
+        let hash_order = if axis == Axis::Entropy {
+            Some(self.hash_order_alone(&provocation.perturbation, &events))
+        } else {
+            None
         };
+        let found = Found {
+            axis,
+            perturbation: &provocation.perturbation,
+            label: &provocation.label,
+            benign: &benign,
+            baseline: self.baseline,
+            verify: (verify_runs, verify_failed),
+            blocked: events
+                .iter()
+                .filter_map(|event| event.strip_prefix("blocked "))
+                .map(str::to_string)
+                .collect(),
+            hash_order,
+        };
+        let (verdict, mut headline, mut explanation) = explain::verdict(&found);
         if !counter_passes {
             headline = format!("{headline} (elevates the failure rate)");
             explanation.push_str(" The benign value did not pass every run either: the axis raises the failure rate rather than deciding it.");
+        } else if !certain {
+            headline = format!("{headline} (elevates the failure rate)");
+            explanation.push_str(&format!(" It failed {verify_failed} of {verify_runs} verifying runs, not all: the schedule makes the failure likely, not certain, so the repro fails about as often."));
         }
-        if claim == "latent" {
-            explanation.push_str(" The failure it provokes differs from the one the baseline showed: a latent bug on this axis.");
+        if !observed {
+            explanation.push_str(if self.baseline.1 == 0 {
+                " The baseline never failed: a latent bug on this axis, found by provoking it."
+            } else {
+                " The failure it provokes differs from the one the baseline showed: a latent bug on this axis."
+            });
         }
+        let value = axes::describe(&provocation.perturbation);
         let reproduction = Reproduction::new(axis, value, plan, (verify_runs, verify_failed));
         let mut diagnosis = self.conclude(
             verdict,
-            Some(claim),
+            Some(if observed { "observed" } else { "latent" }),
             headline,
             explanation,
             Some(reproduction),
@@ -120,5 +130,42 @@ impl Doctor<'_> {
         );
         diagnosis.p_value = Some(p_value);
         Some(diagnosis)
+    }
+
+    /// Whether std's hash iteration order alone explains an entropy failure, where that can be
+    /// told apart: from which kinds of draw the verifying runs made (std asks for its hash keys,
+    /// and for nothing else, with `GRND_INSECURE`), and when they drew both kinds, from runs
+    /// with only the hash keys pinned to the failing seed (the same keys as before: the two
+    /// kinds come from separate streams of the seed).
+    fn hash_order_alone(&mut self, failing: &Perturbation, events: &BTreeSet<String>) -> String {
+        let hash = events.contains("entropy hash");
+        let other = events.contains("entropy other");
+        let seed = failing.seed.unwrap_or_default();
+        match (hash, other) {
+            (false, false) => "No draw from the OS was seen (a binary that draws through its own system calls is out of the preload library's reach): whether hash order alone explains it cannot be told.".into(),
+            (false, true) => "It draws no hash keys: not hash order; an OS-seeded draw (rand's generators, random ids) decides it.".into(),
+            (true, false) => "The only draws it makes from the OS are std's HashMap and HashSet keys: hash iteration order alone explains it.".into(),
+            (true, true) => {
+                let runs = self.settings.runs.div_ceil(2);
+                let hash_only = Perturbation {
+                    hash_only: true,
+                    ..failing.clone()
+                };
+                let endings = self.sample(
+                    &format!("hash keys alone from seed {seed}"),
+                    &Plan::alone(self.victim(), hash_only),
+                    runs,
+                    "other draws real",
+                );
+                let (runs, failed) = tally(&endings);
+                if failed == runs {
+                    format!("With only std's hash keys pinned to seed {seed} and every other draw real, it failed {failed}/{runs}: hash iteration order alone explains it.")
+                } else if failed == 0 {
+                    format!("With only std's hash keys pinned to seed {seed} and every other draw real, it passed {runs}/{runs}: not hash order; another draw from the OS (rand's generators, random ids) decides it.")
+                } else {
+                    format!("With only std's hash keys pinned to seed {seed} and every other draw real, it failed {failed}/{runs}: hash order does not explain it alone; other draws from the OS (rand's generators, random ids) decide it, with or without it.")
+                }
+            }
+        }
     }
 }
