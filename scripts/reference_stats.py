@@ -2,7 +2,9 @@
 """Reference values for probtest's statistics, computed with established implementations.
 
 Writes runtime/tests/data/reference_stats.json, which the runtime's unit tests check every
-interval method and metric against. Needs scipy and statsmodels (pip install scipy statsmodels);
+interval method and metric against, and the statistics of comparisons and function-level
+estimates: Newcombe's interval, Fisher's exact test, the intraclass correlation, and p-value
+adjustments. Needs scipy and statsmodels (pip install scipy statsmodels);
 the output is committed, so neither is needed to run the tests.
 
 Usage: python3 scripts/reference_stats.py
@@ -13,8 +15,12 @@ import math
 from fractions import Fraction
 from pathlib import Path
 
-from scipy.stats import beta
-from statsmodels.stats.proportion import proportion_confint
+import numpy as np
+from scipy.stats import beta, fisher_exact
+from statsmodels.formula.api import ols
+from statsmodels.stats.anova import anova_lm
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 RUNS = [1, 2, 3, 5, 10, 17, 20, 36, 50, 72, 100, 368, 1000]
 LEVELS = [0.5, 0.8, 0.9, 0.95, 0.99, 0.999]
@@ -61,13 +67,73 @@ def metrics():
     return rows
 
 
+TWO_ARMS = [(0, 10, 0, 10), (10, 10, 8, 10), (8, 10, 10, 10), (3, 5, 0, 7), (1, 1, 0, 1),
+            (17, 20, 9, 20), (0, 3, 3, 3), (45, 50, 30, 40), (7, 10, 7, 10), (99, 100, 90, 100)]
+
+
+def two_arms():
+    """Newcombe's interval on p1 - p2 (statsmodels' newcomb) and Fisher's exact p (scipy)."""
+    rows = []
+    for x1, n1, x2, n2 in TWO_ARMS:
+        for level in [0.9, 0.95, 0.99]:
+            low, high = confint_proportions_2indep(x1, n1, x2, n2, method="newcomb",
+                                                   compare="diff", alpha=1 - level)
+            rows.append(dict(x1=x1, n1=n1, x2=x2, n2=n2, level=level,
+                             low=float(low), high=float(high)))
+        _, p = fisher_exact([[x1, n1 - x1], [x2, n2 - x2]])
+        rows[-1]["fisher"] = float(p)
+    return rows
+
+
+ICC_SETS = [
+    [(7, 10), (3, 10), (10, 10), (0, 10), (5, 10)],
+    [(1, 2), (2, 2), (0, 2), (2, 2)],
+    [(4, 5), (9, 10), (1, 3), (6, 8), (2, 7), (5, 5)],
+    [(9, 10), (8, 10), (9, 10), (8, 10)],
+    [(5, 10), (5, 10), (6, 10)],
+]
+
+
+def iccs():
+    """ICC(1) from a one-way ANOVA of every run's 0/1 outcome on its input (statsmodels)."""
+    rows = []
+    for counts in ICC_SETS:
+        y, g = [], []
+        for i, (x, n) in enumerate(counts):
+            y += [1.0] * x + [0.0] * (n - x)
+            g += [f"i{i}"] * n
+        table = anova_lm(ols("y ~ C(g)", data=dict(y=np.array(y), g=g)).fit())
+        msb = table["mean_sq"].iloc[0]
+        msw = table["mean_sq"].iloc[1]
+        total, inputs = len(y), len(counts)
+        k0 = (total - sum(n * n for _, n in counts) / total) / (inputs - 1)
+        rows.append(dict(counts=counts, icc=float((msb - msw) / (msb + (k0 - 1) * msw))))
+    return rows
+
+
+def adjustments():
+    """Holm, Bonferroni and Benjamini-Hochberg adjusted p-values (statsmodels multipletests)."""
+    sets = [[0.01, 0.04, 0.03, 0.2], [0.5, 0.001, 0.02, 0.02, 0.9, 0.04], [0.3], [0.04, 0.04]]
+    rows = []
+    for ps in sets:
+        row = dict(p=ps)
+        for name, method in [("holm", "holm"), ("bonferroni", "bonferroni"), ("bh", "fdr_bh")]:
+            row[name] = [float(v) for v in multipletests(ps, method=method)[1]]
+        rows.append(row)
+    return rows
+
+
 def main():
     out = Path(__file__).resolve().parent.parent / "runtime" / "tests" / "data" / "reference_stats.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     data = dict(
-        generated_by="scripts/reference_stats.py (scipy.stats.beta, statsmodels proportion_confint)",
+        generated_by="scripts/reference_stats.py (scipy.stats.beta and fisher_exact, statsmodels"
+                     " proportion_confint, confint_proportions_2indep, anova_lm and multipletests)",
         intervals=intervals(),
         metrics=metrics(),
+        two_arms=two_arms(),
+        icc=iccs(),
+        adjustments=adjustments(),
     )
     out.write_text(json.dumps(data, indent=0) + "\n")
     print(f"wrote {len(data['intervals'])} intervals and {len(data['metrics'])} metrics to {out}")

@@ -116,6 +116,8 @@ mod tests {
             runs: 3,
             params: OrderedMap(vec![("text".to_string(), format!("{case:?}"))]),
             gate: None,
+            compare: None,
+            parts: Vec::new(),
         }
     }
 

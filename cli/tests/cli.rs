@@ -43,6 +43,8 @@ fn info(case: &str, line: u32) -> CaseInfo {
         runs: 4,
         params: OrderedMap(vec![("text".to_string(), format!("{id:?}"))]),
         gate: None,
+        compare: None,
+        parts: Vec::new(),
     }
 }
 

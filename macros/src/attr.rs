@@ -17,6 +17,10 @@ pub(crate) const ACCEPTED_KEYS: &[&str] = &[
     "confidence",
     "method",
     "prior",
+    "compare",
+    "baseline",
+    "margin",
+    "equivalence",
 ];
 
 /// Everything written inside `#[probability(...)]`.
@@ -27,6 +31,8 @@ pub(crate) struct Attr {
     /// The gate's keys (`min_rate`, `min_passes`, `confidence`, `method`, `prior`) in written
     /// order, with the key's identifier for errors.
     pub(crate) gate: Vec<(Ident, Expr)>,
+    /// The comparison's keys (`compare`, `baseline`, `margin`, `equivalence`) in written order.
+    pub(crate) compare: Vec<(Ident, Expr)>,
     /// Problems found while parsing; validation adds its own later.
     pub(crate) errors: Vec<syn::Error>,
 }
@@ -87,6 +93,13 @@ impl Parse for Attr {
                     let value: Expr = input.parse()?;
                     if !attr.gate.iter().any(|(known, _)| *known == key) {
                         attr.gate.push((key, value));
+                    }
+                }
+                "compare" | "baseline" | "margin" | "equivalence" => {
+                    input.parse::<Token![=]>()?;
+                    let value: Expr = input.parse()?;
+                    if !attr.compare.iter().any(|(known, _)| *known == key) {
+                        attr.compare.push((key, value));
                     }
                 }
                 _ => {

@@ -243,13 +243,18 @@ fn data_module(
             .params
             .iter()
             .map(|(name, text)| quote!((#name, #text)));
+        let parts = case
+            .parts
+            .iter()
+            .map(|(names, id, index)| quote!((&[#(#names),*], #id, #index)));
         // The item's segment that names the case, which the runtime reads back.
         let item = if parametrized { case.item.as_str() } else { "" };
         let args = &case.args;
         let index = index as u32;
         quote! {
             pub(super) static #case_static: ::probtest::__private::Case =
-                ::probtest::__private::Case::new(&BENCH, #index, #id, #row, #item, &[#(#params),*]);
+                ::probtest::__private::Case::new(&BENCH, #index, #id, #row, #item, &[#(#params),*])
+                    .with_parts(&[#(#parts),*]);
             pub(super) #asyncness fn #call() -> #returns {
                 super::#body_name(#(#args),*)#await_
             }
@@ -289,6 +294,22 @@ fn data_module(
         }
         None => quote!(::core::option::Option::None),
     };
+    let compare = match &model.compare {
+        Some(compare) => {
+            let axis = &compare.axis;
+            let baseline = match &compare.baseline {
+                Some(baseline) => quote!(::core::option::Option::Some(#baseline)),
+                None => quote!(::core::option::Option::None),
+            };
+            let margin = match compare.margin {
+                Some(margin) => quote!(::core::option::Option::Some(#margin)),
+                None => quote!(::core::option::Option::None),
+            };
+            let equivalence = compare.equivalence;
+            quote!(.with_compare(#axis, #baseline, #margin, #equivalence))
+        }
+        None => quote!(),
+    };
     let entries = settings
         .config
         .entries
@@ -311,7 +332,7 @@ fn data_module(
                 &CASES, #layout,
                 ::probtest::__private::Config::new(#json, #delay, #root, &[#(#entries),*]),
                 #gate,
-            );
+            )#compare;
             static CASES: [&::probtest::__private::Case; #case_count] = [#(&#case_statics),*];
             #[::probtest::__private::linkme::distributed_slice(::probtest::__private::BENCHES)]
             #[linkme(crate = ::probtest::__private::linkme)]

@@ -10,6 +10,7 @@ use quote::quote;
 
 mod ast;
 mod attr;
+mod compare;
 mod expand;
 mod ids;
 mod settings;

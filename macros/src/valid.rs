@@ -16,6 +16,8 @@ use crate::settings::Settings;
 pub(crate) struct Model {
     /// The case's own gate, if the attribute gives one.
     pub(crate) gate: Option<Gate>,
+    /// The function's comparison of one argument's values, if the attribute asks for one.
+    pub(crate) compare: Option<crate::compare::Compare>,
     pub(crate) runs: u32,
     pub(crate) transpose: bool,
     pub(crate) cases: Vec<Case>,
@@ -53,6 +55,9 @@ pub(crate) struct Case {
     pub(crate) args: Vec<Expr>,
     /// `(argument, value as written)` in the function's argument order.
     pub(crate) params: Vec<(String, String)>,
+    /// Per group of `params(...)`, in written order: its argument names, the id of the value
+    /// this case takes from it, and that value's position.
+    pub(crate) parts: Vec<(Vec<String>, String, u32)>,
 }
 
 /// Checks everything, collecting all errors.
@@ -74,11 +79,13 @@ pub(crate) fn validate(
     check_groups(&groups, func, &mut errors);
     let runs = settings.runs(attribute_runs);
     let gate = check_gate(&attr.gate, runs, &mut errors);
+    let compare = crate::compare::check(&attr.compare, &groups, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
     Ok(Model {
         gate,
+        compare,
         runs,
         transpose: settings.transpose,
         cases: build_cases(&groups, func),
@@ -351,12 +358,12 @@ fn check_groups(groups: &[Group], func: &BenchFn, errors: &mut Vec<syn::Error>) 
 }
 
 /// One value of one group: its id and the expressions it gives to each named argument.
-struct Choice<'a> {
-    id: String,
+pub(crate) struct Choice<'a> {
+    pub(crate) id: String,
     bindings: Vec<(String, &'a Expr)>,
 }
 
-fn group_choices(group: &Group) -> Vec<Choice<'_>> {
+pub(crate) fn group_choices(group: &Group) -> Vec<Choice<'_>> {
     group
         .values
         .iter()
@@ -388,6 +395,7 @@ fn build_cases(groups: &[Group], func: &BenchFn) -> Vec<Case> {
     let choices: Vec<Vec<Choice<'_>>> = groups.iter().map(group_choices).collect();
     // Cartesian product in written order: the last group varies fastest.
     let mut combos: Vec<Vec<&Choice<'_>>> = vec![Vec::new()];
+    let mut positions: Vec<Vec<u32>> = vec![Vec::new()];
     for group in &choices {
         combos = combos
             .into_iter()
@@ -395,6 +403,16 @@ fn build_cases(groups: &[Group], func: &BenchFn) -> Vec<Case> {
                 group.iter().map(move |choice| {
                     let mut next = prefix.clone();
                     next.push(choice);
+                    next
+                })
+            })
+            .collect();
+        positions = positions
+            .into_iter()
+            .flat_map(|prefix| {
+                (0..group.len() as u32).map(move |index| {
+                    let mut next = prefix.clone();
+                    next.push(index);
                     next
                 })
             })
@@ -418,9 +436,19 @@ fn build_cases(groups: &[Group], func: &BenchFn) -> Vec<Case> {
     let items = ids::item_names(&case_ids);
     combos
         .iter()
+        .zip(positions)
         .zip(case_ids)
         .zip(items)
-        .map(|((combo, id), item)| {
+        .map(|(((combo, positions), id), item)| {
+            let parts = groups
+                .iter()
+                .zip(combo)
+                .zip(positions)
+                .map(|((group, choice), index)| {
+                    let names = group.names.iter().map(ToString::to_string).collect();
+                    (names, choice.id.clone(), index)
+                })
+                .collect();
             let bound: HashMap<&str, &Expr> = combo
                 .iter()
                 .flat_map(|choice| {
@@ -447,6 +475,7 @@ fn build_cases(groups: &[Group], func: &BenchFn) -> Vec<Case> {
                 item,
                 args,
                 params,
+                parts,
             }
         })
         .collect()

@@ -125,6 +125,13 @@
 //! | `PROB_ERRORS` | `errors` | `exclude` takes errored runs out of gates' samples |
 //! | `PROB_METRIC` | `metrics` | `pass^3,pass@5`: unbiased pass^k and pass@k |
 //! | `PROB_EXPLAIN` | `explain` | `1` explains every verdict in plain language |
+//! | `PROB_BOOTSTRAP` | `bootstrap` | bootstrap resamples of function-level intervals and comparisons (5000) |
+//! | `PROB_SEED` | `seed` | the seed of every resampling, so that a report is reproducible (0) |
+//! | `PROB_MIN_INPUTS` | `min_inputs` | the fewest cases a function-level interval needs (10) |
+//! | `PROB_COMPARE` | `compare` | the argument whose values are compared, each against the first |
+//! | `PROB_ADJUST` | `adjust` | `none`, `holm`, `bonferroni` or `bh`: the comparisons' p-value adjustment |
+//! | `PROB_BASELINE` | | an earlier report (probtest's or pytest-probability's) to compare every function with |
+//! | `PROB_MARGIN` | | with `PROB_BASELINE`: fail a function whose pass rate may have dropped by more than this |
 //! | `PROB_DEFER_VERDICTS` | | `1`: gated cases' runs never fail their items; whoever reads the session judges (`cargo probtest run` sets it) |
 //! | `PROB_SESSION` | | the session key, for grouping runs your own way (see below) |
 //! | `PROB_SUMMARY` | | `0` turns off the section each test process prints at exit |
@@ -180,6 +187,7 @@ pub use harness::recording::{
     current_run, record_cost, record_usage, try_record_cost, try_record_usage, RecordError,
     RunHandle,
 };
+pub use model::analysis;
 pub use model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
 pub use render::{color_enabled, summary, Options as RenderOptions};
 pub use types::key::CaseKey;

@@ -121,6 +121,43 @@ pub const SETTINGS: &[Setting] = &[
         "plain-language verdicts",
     ),
     setting(
+        "PROB_BOOTSTRAP",
+        Some("bootstrap"),
+        Phase::Run,
+        "bootstrap resamples",
+    ),
+    setting("PROB_SEED", Some("seed"), Phase::Run, "the resampling seed"),
+    setting(
+        "PROB_MIN_INPUTS",
+        Some("min_inputs"),
+        Phase::Run,
+        "the fewest inputs for an interval over inputs",
+    ),
+    setting(
+        "PROB_COMPARE",
+        Some("compare"),
+        Phase::Run,
+        "the argument whose values are compared",
+    ),
+    setting(
+        "PROB_ADJUST",
+        Some("adjust"),
+        Phase::Run,
+        "the p-value adjustment",
+    ),
+    setting(
+        "PROB_BASELINE",
+        None,
+        Phase::Run,
+        "an earlier report to compare with",
+    ),
+    setting(
+        "PROB_MARGIN",
+        None,
+        Phase::Run,
+        "the drop from the baseline that fails",
+    ),
+    setting(
         "PROB_DEFER_VERDICTS",
         None,
         Phase::Run,

@@ -195,7 +195,7 @@ fn the_peer_pairs_a_probtest_report_as_its_baseline() {
     assert_eq!(output.code, Some(101), "two cases fail{output}");
     let ours = fixture().path("ours.json");
     let report = support::read_json(&ours);
-    assert_eq!(report["schema"], 2);
+    assert_eq!(report["schema"], 3);
     let baseline = format!("--prob-baseline={}", ours.display());
     let (code, stdout, stderr) = pytest(python, &[&baseline]);
     // 1: runs failed in this session; 4 would be a baseline the peer refused to read.

@@ -135,6 +135,8 @@ pub(crate) fn from_peer(value: Value) -> Result<Report, String> {
             runs: u32::try_from(row.total).unwrap_or(u32::MAX),
             params: OrderedMap::default(),
             gate,
+            compare: None,
+            parts: Vec::new(),
         });
     }
     let mut report = Report::build(cases, records, &config);

@@ -8,7 +8,7 @@ use std::io;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::format::escape::{serde_or, Num, OptionalStr, Str};
+use crate::format::escape::{serde, serde_or, Num, OptionalStr, Str};
 use crate::model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
 use crate::types::stats::StatsConfig;
 use crate::types::status::Outcome;
@@ -207,6 +207,7 @@ pub(crate) fn head(
     exit_status: i32,
     totals: &Totals,
     aggregates: &[Aggregate],
+    analysis: &str,
     warnings: &[String],
 ) -> io::Result<String> {
     let overflowed: Vec<String> = totals
@@ -224,8 +225,17 @@ pub(crate) fn head(
     let warnings = serde_or(&warnings[..], warnings.is_empty(), "[]")?;
     Ok(format!(
         "\"runs\":{runs},\"exit_status\":{exit_status},\"totals\":{totals},\
-         \"aggregates\":{aggregates},\"warnings\":{warnings}"
+         \"aggregates\":{aggregates}{analysis},\"warnings\":{warnings}"
     ))
+}
+
+/// The analysis' fields of a report's head after its aggregates, `,"comparisons":[…]`, for a
+/// report that was analysed; empty for one kept run by run, which has none yet.
+pub(crate) fn analysis(report: &Report, analysed: bool) -> io::Result<String> {
+    if !analysed {
+        return Ok(String::new());
+    }
+    Ok(format!(",\"comparisons\":{}", serde(&report.comparisons)?))
 }
 
 impl CaseInfo {
@@ -287,7 +297,7 @@ mod header_tests {
         };
         let header = header("2024-01-02T03:04:05Z", "nextest \"a\"\\b", &stats).expect("header");
         assert!(header.ends_with(",\n"), "{header}");
-        let head = head(0, 0, &Totals::default(), &[], &[]).expect("head");
+        let head = head(0, 0, &Totals::default(), &[], "", &[]).expect("head");
         let text = format!("{header}{head},\"rows\":[],\"records\":[]}}");
         let value: serde_json::Value =
             serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON: {e}\n{text}"));

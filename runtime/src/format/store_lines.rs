@@ -310,10 +310,17 @@ pub(crate) fn case_line(info: &CaseInfo, slot_ref: Option<(&str, u32)>) -> io::R
 /// A case's description, as `serde_json::to_string(info)` writes it, up to number spelling:
 /// the store's case lines and the report's rows both start with it.
 pub(crate) fn case_info(info: &CaseInfo) -> io::Result<String> {
-    let gate = match &info.gate {
+    let mut gate = match &info.gate {
         Some(gate) => format!(",\"gate_spec\":{}", serde(gate)?),
         None => String::new(),
     };
+    // Rare and small: a comparison's spec and the groups' values, as serde writes them.
+    if let Some(compare) = &info.compare {
+        gate.push_str(&format!(",\"compare_spec\":{}", serde(compare)?));
+    }
+    if !info.parts.is_empty() {
+        gate.push_str(&format!(",\"parts\":{}", serde(&info.parts)?));
+    }
     Ok(format!(
         "{{\"case\":{},\"package\":{},\"module\":{},\"function\":{},\
          \"case_id\":{},\"file\":{},\"line\":{},\"index\":{},\"runs\":{},\"params\":{}{gate}}}",

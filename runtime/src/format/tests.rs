@@ -113,7 +113,7 @@ fn the_head_holds_the_reports_changing_fields() {
         (&report.aggregates[..], &report.warnings[..]),
         (&[][..], &[][..]),
     ] {
-        let head = head(10, 1, &report.totals, aggregates, warnings).expect("written");
+        let head = head(10, 1, &report.totals, aggregates, "", warnings).expect("written");
         let expected = serde_json::json!({
             "runs": 10,
             "exit_status": 1,
@@ -255,10 +255,10 @@ fn only_probtest_reports_of_a_known_schema_are_read() {
     let report = build(vec![record("classify::a", 1, Outcome::Pass, 0.0, vec![])]);
     let text = serde_json::to_string(&report).expect("serializes");
     assert_eq!(Report::from_json(&text), Ok(report));
-    let newer = text.replacen("\"schema\":2", "\"schema\":99", 1);
+    let newer = text.replacen("\"schema\":3", "\"schema\":99", 1);
     assert_eq!(
         Report::from_json(&newer).unwrap_err(),
-        "written by a newer probtest (report schema 99; this version reads up to 2)"
+        "written by a newer probtest (report schema 99; this version reads up to 3)"
     );
     assert!(Report::from_json("{\"rows\": []}")
         .unwrap_err()
@@ -485,7 +485,7 @@ fn totals_that_overflowed_are_written_readable_and_warned_of() {
     );
     // A head kept in place, whose own warnings lack the overflow, still says it once.
     for kept in [&[][..], &report.warnings[..]] {
-        let head = head(3, 0, &report.totals, &[], kept).expect("written");
+        let head = head(3, 0, &report.totals, &[], "", kept).expect("written");
         let value: serde_json::Value = serde_json::from_str(&format!("{{{head}}}")).expect("JSON");
         assert_eq!(
             value["warnings"],

@@ -5,6 +5,7 @@
 //! `store`.
 
 pub(crate) mod assertions;
+pub(crate) mod margins;
 pub(crate) mod recorder;
 pub(crate) mod recording;
 pub(crate) mod registry;

@@ -240,6 +240,9 @@ impl Active {
         let gate = crate::model::effective_gate(self.case.bench.gate(), &settings.stats);
         let (counts, last_run) = self.case.count(outcome);
         let Some(gate) = gate else {
+            if self.case.bench.has_margin() {
+                return self.judge_margin(outcome, failure, settings, last_run);
+            }
             return failure;
         };
         // In a gated case a run is a sample, not a verdict. Where nothing will judge the
@@ -271,6 +274,27 @@ impl Active {
             )));
         }
         failure
+    }
+
+    /// As a gated case's run, for a case whose function's margin judges it: a failed run is a
+    /// sample, and the function's last run in this process judges the margin.
+    fn judge_margin(
+        &self,
+        outcome: Outcome,
+        failure: Option<Failure>,
+        settings: &crate::harness::settings::Settings,
+        last_run: bool,
+    ) -> Option<Failure> {
+        let judged_here = !settings.per_test && !settings.defer_verdicts;
+        let failure = match outcome {
+            Outcome::Fail if judged_here || settings.defer_verdicts => None,
+            Outcome::Error if settings.stats.errors == ErrorPolicy::Exclude => None,
+            _ => failure,
+        };
+        if failure.is_some() || !(judged_here && last_run) {
+            return failure;
+        }
+        crate::harness::margins::judge(self.case, settings).map(Failure::Message)
     }
 
     /// Records the body's result and says how the test item would end on its own.

@@ -12,6 +12,7 @@ use std::time::Duration;
 use probtest_settings::{by_variable, parse_choice, parse_fraction, parse_seconds, parse_switch};
 
 use crate::harness::registry::Config;
+use crate::types::stats::paired::Adjustment;
 use crate::types::stats::{self, ErrorPolicy, Metric, Prior, StatsConfig, Undecided};
 
 /// Settings of this process.
@@ -287,6 +288,60 @@ fn resolve_stats(
     }
     if let Some((value, source)) = lookup("PROB_EXPLAIN") {
         stats.explain = parse_switch(&value).map_err(|why| format!("{source}: {why}"))?;
+    }
+    let whole = |value: &str, least: u64, what: &str| -> Result<u64, String> {
+        value
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n >= least)
+            .ok_or_else(|| format!("expected {what}, got `{value}`"))
+    };
+    if let Some((value, source)) = lookup("PROB_BOOTSTRAP") {
+        stats.resamples = whole(&value, 1, "a whole number of resamples, at least 1")
+            .map_err(|why| format!("{source}: {why}"))?;
+    }
+    if let Some((value, source)) = lookup("PROB_SEED") {
+        stats.seed = whole(&value, 0, "a whole number at least 0")
+            .map_err(|why| format!("{source}: {why}"))?;
+    }
+    if let Some((value, source)) = lookup("PROB_MIN_INPUTS") {
+        stats.min_inputs = whole(&value, 2, "a whole number of inputs, at least 2")
+            .map_err(|why| format!("{source}: {why}"))?;
+    }
+    if let Some((value, _)) = lookup("PROB_COMPARE") {
+        stats.compare = Some(value.trim().to_string()).filter(|axis| !axis.is_empty());
+    }
+    if let Some((value, source)) = lookup("PROB_ADJUST") {
+        stats.adjust = Adjustment::parse(&value).map_err(|why| format!("{source}: {why}"))?;
+    }
+    if let Some((value, source)) = lookup("PROB_MARGIN") {
+        let margin = value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|m| (0.0..1.0).contains(m));
+        stats.margin = Some(margin.ok_or_else(|| {
+            let hint = match value.trim().parse::<f64>() {
+                Ok(m) if (1.0..100.0).contains(&m) => format!(" (did you mean {}?)", m / 100.0),
+                _ => String::new(),
+            };
+            format!("{source}: expected a margin at least 0 and below 1, got `{value}`{hint}")
+        })?);
+    }
+    if let Some((value, _)) = lookup("PROB_BASELINE") {
+        // Relative to the workspace root, as PROB_JSON is: every package's processes agree.
+        let path = Path::new(value.trim());
+        stats.baseline = Some(
+            match config.root {
+                Some(root) if path.is_relative() => Path::new(root).join(path),
+                _ => path.to_path_buf(),
+            }
+            .to_string_lossy()
+            .into_owned(),
+        );
+    } else if stats.margin.is_some() {
+        return Err("PROB_MARGIN needs PROB_BASELINE".to_string());
     }
     Ok(stats)
 }

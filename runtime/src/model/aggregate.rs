@@ -89,6 +89,9 @@ pub(crate) fn means(functions: &[FunctionSums], config: &StatsConfig) -> Vec<Agg
         .iter()
         .map(|sums| {
             let mut aggregate = Aggregate {
+                scope: "function".to_string(),
+                name: short_name(&sums.function).to_string(),
+                estimate: None,
                 function: sums.function.clone(),
                 module: sums.module.clone(),
                 metrics: OrderedMap::default(),
@@ -110,4 +113,9 @@ pub(crate) fn means(functions: &[FunctionSums], config: &StatsConfig) -> Vec<Agg
             aggregate
         })
         .collect()
+}
+
+/// A function's short name as the attribute makes it: a leading `bench_` dropped.
+fn short_name(function: &str) -> &str {
+    function.strip_prefix("bench_").unwrap_or(function)
 }

@@ -36,6 +36,43 @@ pub struct CaseInfo {
     /// The case's own gate, from its attribute (a row's `gate` holds the verdict).
     #[serde(default, rename = "gate_spec", skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateSpec>,
+    /// The function's comparison of one argument's values, from its attribute.
+    #[serde(
+        default,
+        rename = "compare_spec",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub compare: Option<CompareSpec>,
+    /// Per group of `params(...)`, in written order, the value this case takes: what pairs
+    /// cases in a comparison.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<Part>,
+}
+
+/// A comparison as `#[probability(compare = "model", baseline = .., margin = .., equivalence
+/// = ..)]` writes it (pytest-probability's mark arguments).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CompareSpec {
+    /// The argument whose values (the arms) are compared.
+    pub axis: String,
+    /// The arm the others are compared with; none: the first value.
+    pub baseline: Option<String>,
+    /// With a margin the comparison is a gate: non-inferiority, or equivalence.
+    pub margin: Option<f64>,
+    /// Whether the margin asks for equivalence (|Δ| ≤ margin) rather than non-inferiority.
+    #[serde(default)]
+    pub equivalence: bool,
+}
+
+/// One group of `params(...)` as a case takes it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Part {
+    /// The group's argument names (several for a zipped group).
+    pub names: Vec<String>,
+    /// The id of the case's value.
+    pub id: String,
+    /// The value's position in the group.
+    pub index: u32,
 }
 
 /// A case's own gate, else the session's `min_rate` for every case without one.
@@ -82,6 +119,8 @@ impl CaseInfo {
             runs: 0,
             params: OrderedMap::default(),
             gate: None,
+            compare: None,
+            parts: Vec::new(),
         }
     }
 }

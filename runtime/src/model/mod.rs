@@ -5,6 +5,7 @@
 //! Layer: model. May import `crate::types` only; no I/O, no `serde_json`, no terminal text.
 
 pub(crate) mod aggregate;
+pub mod analysis;
 pub(crate) mod case;
 pub(crate) mod record;
 pub(crate) mod report;
@@ -12,8 +13,8 @@ pub(crate) mod synthetic;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use case::CaseInfo;
 pub(crate) use case::{effective_gate, infeasible};
+pub use case::{CaseInfo, CompareSpec, Part};
 pub use record::Record;
 pub use report::{Aggregate, Report, Row, Totals, SCHEMA_VERSION};
 pub(crate) use synthetic::synthetic_records;

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::aggregate::aggregates;
+use crate::model::analysis::{Comparison, Estimate};
 use crate::model::case::{effective_gate, infeasible, CaseInfo};
 use crate::model::record::Record;
 use crate::types::ordered_map::OrderedMap;
@@ -19,8 +20,10 @@ use crate::types::time::rfc3339_now;
 use crate::types::usage::UsageTotals;
 
 /// The version of the report layout; bumped on incompatible changes. 2: gate verdicts in lower
-/// case, an errored run's text in `error`, `cost: null` on a record that spent nothing.
-pub const SCHEMA_VERSION: u32 = 2;
+/// case, an errored run's text in `error`, `cost: null` on a record that spent nothing. 3:
+/// `aggregates[]` as pytest-probability writes them (one per function and `Overall`, with the
+/// function-level estimate), `comparisons[]` and `baseline`.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// A whole report: what the JSON file holds and what the summary shows.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -52,6 +55,9 @@ pub struct Report {
     /// Per-function means of the metrics.
     #[serde(default)]
     pub aggregates: Vec<Aggregate>,
+    /// Each compared argument's arms against its baseline arm (`PROB_COMPARE`, `compare`).
+    #[serde(default)]
+    pub comparisons: Vec<Comparison>,
     /// One line each: gates that cannot pass even if every run passes, and totals that
     /// overflowed and stopped at the largest number.
     #[serde(default)]
@@ -60,17 +66,36 @@ pub struct Report {
     pub records: Vec<Record>,
 }
 
-/// A function's metrics: the mean over its cases that have enough runs.
+/// A function's (or the session's) figures over its cases: the metrics' means and, once the
+/// session is analysed, the function-level estimate. Fields are pytest-probability's
+/// `aggregates[]`; reports of schema 2 held the metric means alone, and still read.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Aggregate {
+    /// `function`, or `overall` for the session's.
+    #[serde(default = "function_scope")]
+    pub scope: String,
+    /// The function's short name (the row id before `::`), or `Overall`.
+    #[serde(default)]
+    pub name: String,
     /// The bench function.
+    #[serde(default)]
     pub function: String,
     /// Its module.
+    #[serde(default)]
     pub module: String,
     /// Mean of each metric over the cases that have at least k runs.
+    #[serde(default)]
     pub metrics: OrderedMap<f64>,
     /// Per metric, the cases left out for having fewer than k runs.
+    #[serde(default)]
     pub left_out: OrderedMap<u64>,
+    /// The mean pass fraction over the cases, its interval and the runs' correlation.
+    #[serde(flatten)]
+    pub estimate: Option<Estimate>,
+}
+
+fn function_scope() -> String {
+    "function".to_string()
 }
 
 /// Counts, cost and usage over a set of runs.
@@ -235,8 +260,20 @@ impl Row {
                 gate.fails(config.undecided)
                     || (self.errors > 0 && config.errors == ErrorPolicy::Count)
             }
+            // A margin judges the function's cases together: a failed run is a sample of it.
+            None if self.judged_by_margin() => {
+                self.errors > 0 && config.errors == ErrorPolicy::Count
+            }
             None => self.fails + self.errors > 0,
         }
+    }
+
+    /// Whether the case is in a comparison with a margin, whose verdict judges it.
+    pub fn judged_by_margin(&self) -> bool {
+        self.info
+            .compare
+            .as_ref()
+            .is_some_and(|c| c.margin.is_some())
     }
 }
 
@@ -390,6 +427,7 @@ impl Report {
             stats_config: config.clone(),
             totals,
             aggregates: aggregates(&rows, config),
+            comparisons: Vec::new(),
             warnings,
             rows,
             records,

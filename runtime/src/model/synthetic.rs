@@ -25,6 +25,8 @@ pub(crate) fn synthetic_records(cases: usize, runs: u32) -> (Vec<CaseInfo>, Vec<
             runs,
             params: OrderedMap(vec![("text".to_string(), format!("\"ticket {case}\""))]),
             gate: None,
+            compare: None,
+            parts: Vec::new(),
         };
         for run in 1..=runs {
             let outcome = match (case as u32 + run) % 10 {

@@ -20,6 +20,8 @@ pub(crate) fn info(case: &str) -> CaseInfo {
         runs: 10,
         params: OrderedMap(vec![("text".to_string(), format!("{case_id:?}"))]),
         gate: None,
+        compare: None,
+        parts: Vec::new(),
     }
 }
 

@@ -18,12 +18,17 @@ pub(crate) fn section(report: &Report, out: &mut String) {
         .iter()
         .filter(|row| row.gate.is_some() || row.passes < row.total)
         .collect();
-    if rows.is_empty() {
+    let mut analysis = crate::render::analysis::readings(report);
+    analysis.extend(crate::render::compare::readings(report));
+    if rows.is_empty() && analysis.is_empty() {
         return;
     }
     let _ = writeln!(out, "{}", rule("probability: explained"));
     for row in rows {
         wrap(&explain(row, config), out);
+    }
+    for paragraph in &analysis {
+        wrap(paragraph, out);
     }
 }
 

@@ -5,6 +5,10 @@
 //! Layer: render. May import `crate::types` and `crate::model`; never `format`, `store` or
 //! `harness`.
 
+pub(crate) mod analysis;
+#[cfg(test)]
+mod analysis_tests;
+pub(crate) mod compare;
 pub(crate) mod explain;
 pub(crate) mod summary;
 pub(crate) mod text;

@@ -87,6 +87,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
+    crate::render::analysis::aggregate_lines(report, &mut out);
     out.push('\n');
 
     let totals = &report.totals;
@@ -165,12 +166,14 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
     }
     gates_block(report, intervals.as_ref(), &mut out);
     metrics_block(report, &mut out);
+    crate::render::compare::section(report, color, &mut out);
     if report.stats_config.explain {
         crate::render::explain::section(report, &mut out);
     } else if report
         .rows
         .iter()
         .any(|row| row.gate.is_some_and(|g| g.verdict != Verdict::Pass))
+        || !report.comparisons.is_empty()
     {
         let _ = writeln!(
             out,
@@ -330,8 +333,12 @@ fn metrics_block(report: &Report, out: &mut String) {
             .collect::<Vec<_>>()
             .join("  ")
     };
-    let labels: Vec<String> = report
+    let functions: Vec<&crate::model::Aggregate> = report
         .aggregates
+        .iter()
+        .filter(|a| a.scope == "function")
+        .collect();
+    let labels: Vec<String> = functions
         .iter()
         .map(|a| {
             format!(
@@ -351,7 +358,7 @@ fn metrics_block(report: &Report, out: &mut String) {
     for row in &report.rows {
         let _ = writeln!(out, "  {}  {}", pad(&row.info.case), cell(&row.metrics));
     }
-    for (aggregate, label) in report.aggregates.iter().zip(&labels) {
+    for (aggregate, label) in functions.iter().zip(&labels) {
         let mut line = format!("  {}  {}", pad(label), cell(&aggregate.metrics));
         let left: Vec<String> = aggregate
             .left_out

@@ -331,10 +331,11 @@ impl Session {
 }
 
 impl SessionData {
-    /// The session's report: its rows, totals and verdicts, and what the store could not
-    /// account for among its warnings.
+    /// The session's report: its rows, totals, verdicts and analysis, and what the store could
+    /// not account for among its warnings.
     pub fn into_report(self) -> Report {
         let mut report = Report::build(self.cases, self.records, &self.stats);
+        report.analyze();
         note_store(&mut report, self.warnings, self.unrecorded);
         report
     }

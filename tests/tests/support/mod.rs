@@ -553,6 +553,8 @@ pub struct Section {
     /// Each row's interval cell (`[35%, 93%]`, inner padding folded), when the column is shown
     /// and the row has one.
     pub intervals: Vec<Option<String>>,
+    /// The function-level lines between the rows and `Overall:`, as printed.
+    pub aggregates: Vec<String>,
     /// The `Gates:` line's text, and the `Warning:` lines, without their labels.
     pub gates: Option<String>,
     pub warnings: Vec<String>,
@@ -610,6 +612,18 @@ impl Section {
             index += 1;
         }
         index += 1;
+        // Function-level lines, when a function has enough cases: a block of their own.
+        let mut aggregates = Vec::new();
+        if lines
+            .get(index)
+            .is_some_and(|line| !line.starts_with("  Overall: "))
+        {
+            while index < lines.len() && !lines[index].is_empty() {
+                aggregates.push(lines[index].to_string());
+                index += 1;
+            }
+            index += 1;
+        }
         let overall = lines
             .get(index)
             .and_then(|line| line.strip_prefix("  Overall: "))
@@ -645,6 +659,7 @@ impl Section {
                 rule,
                 rows,
                 intervals,
+                aggregates,
                 gates,
                 warnings,
                 overall,

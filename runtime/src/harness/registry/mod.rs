@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use crate::harness::runner::panic_message;
-use crate::model::CaseInfo;
+use crate::model::{CaseInfo, CompareSpec, Part};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::GateSpec;
 use crate::types::status::Outcome;
@@ -43,7 +43,12 @@ pub struct Bench {
     pub(crate) config: Config,
     /// The gate of `#[probability(min_rate = ..)]` or `min_passes`, if any.
     pub(crate) gate: Option<GateSpec>,
+    /// `compare = "axis"`, `baseline`, `margin` and `equivalence`, if given.
+    compare: Option<CompareArgs>,
 }
+
+/// The comparison keys of the attribute: axis, baseline value, margin, equivalence.
+type CompareArgs = (&'static str, Option<&'static str>, Option<f64>, bool);
 
 /// Settings read from the crate's config at compile time, for the runtime.
 #[doc(hidden)]
@@ -103,6 +108,8 @@ pub struct Case {
     /// when the function has no parameters, and so its items no case level.
     pub(crate) item: &'static str,
     pub(crate) params: &'static [(&'static str, &'static str)],
+    /// Per group of `params(...)`: its argument names, this case's value id and position.
+    parts: &'static [(&'static [&'static str], &'static str, u32)],
 }
 
 /// What this process knows of a case that has run in it.
@@ -151,7 +158,33 @@ impl Bench {
             layout,
             config,
             gate,
+            compare: None,
         }
+    }
+
+    /// The bench with the attribute's comparison keys.
+    #[doc(hidden)]
+    pub const fn with_compare(
+        self,
+        axis: &'static str,
+        baseline: Option<&'static str>,
+        margin: Option<f64>,
+        equivalence: bool,
+    ) -> Bench {
+        Bench {
+            compare: Some((axis, baseline, margin, equivalence)),
+            ..self
+        }
+    }
+
+    fn compare(&self) -> Option<CompareSpec> {
+        self.compare
+            .map(|(axis, baseline, margin, equivalence)| CompareSpec {
+                axis: axis.to_string(),
+                baseline: baseline.map(str::to_string),
+                margin,
+                equivalence,
+            })
     }
 
     pub(crate) fn package(&self) -> &'static str {
@@ -183,6 +216,17 @@ impl Bench {
         self.runs
     }
 
+    /// Every case of the function.
+    pub(crate) fn cases(&self) -> &'static [&'static Case] {
+        self.cases
+    }
+
+    /// Whether a margin judges the function's cases (`compare` with `margin`).
+    pub(crate) fn has_margin(&self) -> bool {
+        self.compare
+            .is_some_and(|(_, _, margin, _)| margin.is_some())
+    }
+
     fn total_runs(&self) -> u64 {
         u64::from(self.runs) * self.cases.len() as u64
     }
@@ -205,7 +249,17 @@ impl Case {
             row_id,
             item,
             params,
+            parts: &[],
         }
+    }
+
+    /// The case with its value of each group of `params(...)`.
+    #[doc(hidden)]
+    pub const fn with_parts(
+        self,
+        parts: &'static [(&'static [&'static str], &'static str, u32)],
+    ) -> Case {
+        Case { parts, ..self }
     }
 
     /// This process's state of the case, made at its first use. Kept for the process's life,
@@ -247,6 +301,21 @@ impl Case {
         (counts, done)
     }
 
+    /// This process's counts of the case so far: passes, fails, errors.
+    pub(crate) fn counts(&'static self) -> [u64; 3] {
+        let state = self.state();
+        [
+            state.passes.load(Ordering::Acquire),
+            state.fails.load(Ordering::Acquire),
+            state.errors.load(Ordering::Acquire),
+        ]
+    }
+
+    /// The bench the case belongs to.
+    pub(crate) fn bench(&self) -> &'static Bench {
+        self.bench
+    }
+
     /// The identity fields of the case's store lines (see [`crate::store::identity_fragment`]).
     pub(crate) fn identity(&'static self) -> &'static str {
         self.state().identity.get_or_init(|| {
@@ -269,6 +338,16 @@ impl Case {
                 index: self.index,
                 runs: bench.runs(),
                 gate: bench.gate(),
+                compare: bench.compare(),
+                parts: self
+                    .parts
+                    .iter()
+                    .map(|(names, id, index)| Part {
+                        names: names.iter().map(|name| name.to_string()).collect(),
+                        id: id.to_string(),
+                        index: *index,
+                    })
+                    .collect(),
                 params: OrderedMap(
                     self.params
                         .iter()

@@ -283,6 +283,7 @@ impl ReportFile {
             i32::from(index.failing_rows > 0 || index.unrecorded > 0),
             &index.totals,
             &index.aggregates(&self.stats),
+            "",
             &index.warnings,
         )?;
         let Some(head) = padded(head, index.head.capacity) else {

@@ -265,16 +265,23 @@ impl ReportFile {
     /// lock held: everything the session recorded, when the caller holds all of it (then the
     /// store is not read); else from the store. For a process that folds its runs in batches:
     /// the report is left without what patching it in place needs (see `Patchable`).
+    /// The `last` fold of a process adds the session's analysis.
     pub(crate) fn rebuild_with(
         &self,
         whole: impl FnOnce() -> Option<SessionData>,
+        last: bool,
     ) -> io::Result<()> {
         self.locked(|handles, _| {
             let data = match whole() {
                 Some(data) => data,
                 None => self.session.load()?,
             };
-            self.rebuild_locked_from(handles, data, Patchable::No)
+            let patchable = if last {
+                Patchable::Final
+            } else {
+                Patchable::No
+            };
+            self.rebuild_locked_from(handles, data, patchable)
         })
     }
 

@@ -53,6 +53,10 @@ impl ReportFile {
             .collect();
         let paired = data.records.into_iter().zip(data.open).collect();
         let (mut report, open) = Report::build_with(data.cases, paired, &self.stats);
+        if patchable == Patchable::Final {
+            // Every result is in, and nothing will patch the head after it.
+            report.analyze();
+        }
         note_store(&mut report, data.warnings, data.unrecorded);
 
         let mut text = crate::format::report::header(&created, self.session.key(), &self.stats)?;
@@ -61,6 +65,7 @@ impl ReportFile {
             report.exit_status,
             &report.totals,
             &report.aggregates,
+            &crate::format::report::analysis(&report, patchable == Patchable::Final)?,
             &report.warnings,
         )?;
         let head_slot = Slot {
@@ -88,7 +93,7 @@ impl ReportFile {
         let rows_free = text.len() as u64;
         let free = match patchable {
             // Never patched: a process that would patch it rebuilds it first.
-            Patchable::No => 0,
+            Patchable::No | Patchable::Final => 0,
             Patchable::Yes => self.room_for_rows(rows_free - rows_start, report.rows.len()),
         };
         text.push_str(&" ".repeat(free as usize));
@@ -139,7 +144,7 @@ impl ReportFile {
                 Patchable::Yes => text.len() as u64,
                 // An index that describes no file: a process that would patch the report
                 // rebuilds it first.
-                Patchable::No => u64::MAX,
+                Patchable::No | Patchable::Final => u64::MAX,
             },
             created,
             head: head_slot,
@@ -244,4 +249,6 @@ impl ReportFile {
 pub(crate) enum Patchable {
     Yes,
     No,
+    /// Not patched, and the process's last fold: the report gets the session's analysis.
+    Final,
 }

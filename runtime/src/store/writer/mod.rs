@@ -361,19 +361,24 @@ impl SessionWriter {
             return Ok(());
         }
         let began = Instant::now();
-        let folded = self.fold(memory);
+        let folded = self.fold_as(memory, false);
         folding.took = began.elapsed();
         folding.last = Some(Instant::now());
         folded
     }
 
-    /// Rebuilds the session report, in source order: at exit, and in batches. From `memory`,
+    /// Rebuilds the session report, in source order, as the process's last fold (at exit). From `memory`,
     /// what this process holds of the session, when the log holds nothing else; else from the
     /// log. The log is looked at under the report's lock, so that a process folding after this
     /// one sees every line this one did not.
     pub(crate) fn fold(&self, memory: impl FnOnce() -> SessionData) -> io::Result<()> {
+        self.fold_as(memory, true)
+    }
+
+    /// A fold in a batch (`last` false) or the process's last, which adds the analysis.
+    fn fold_as(&self, memory: impl FnOnce() -> SessionData, last: bool) -> io::Result<()> {
         match &self.report {
-            Some(report) => report.rebuild_with(|| self.alone_in_session().then(memory)),
+            Some(report) => report.rebuild_with(|| self.alone_in_session().then(memory), last),
             None => Ok(()),
         }
     }

@@ -1,5 +1,7 @@
 //! The statistics that tell signal from noise: intervals on a case's pass probability, gates
-//! that judge a case by its interval, and the pass^k / pass@k metrics.
+//! that judge a case by its interval, and the pass^k / pass@k metrics; in submodules, what
+//! goes beyond one case: resampling (`resample`), runs clustered by input (`cluster`) and
+//! differences between two arms (`paired`).
 //!
 //! Quantiles of the Beta and normal distributions come from `quantile`; `tests/data` holds
 //! reference values computed with scipy and statsmodels (by `scripts/reference_stats.py`) that
@@ -10,7 +12,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub mod cluster;
+pub mod paired;
 mod quantile;
+pub mod resample;
 
 use quantile::{beta_quantile, normal_quantile};
 
@@ -281,6 +286,24 @@ pub struct StatsConfig {
     pub metrics: Vec<Metric>,
     /// Whether to print the `probability: explained` section (`PROB_EXPLAIN`).
     pub explain: bool,
+    /// Bootstrap resamples behind function-level intervals and comparisons (`PROB_BOOTSTRAP`).
+    pub resamples: u64,
+    /// The seed of every resampling procedure, so that a report is reproducible (`PROB_SEED`).
+    pub seed: u64,
+    /// The fewest inputs (cases, or paired inputs) an interval over inputs needs
+    /// (`PROB_MIN_INPUTS`).
+    pub min_inputs: u64,
+    /// The argument whose values are compared in every function that has it (`PROB_COMPARE`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compare: Option<String>,
+    /// How comparisons' p-values are adjusted for their number (`PROB_ADJUST`).
+    pub adjust: paired::Adjustment,
+    /// An earlier report to compare every function with (`PROB_BASELINE`), resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// The drop from the baseline that fails a function (`PROB_MARGIN`); none: report only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
 }
 
 impl Default for StatsConfig {
@@ -293,6 +316,13 @@ impl Default for StatsConfig {
             errors: ErrorPolicy::Count,
             metrics: Vec::new(),
             explain: false,
+            resamples: 5000,
+            seed: 0,
+            min_inputs: 10,
+            compare: None,
+            adjust: paired::Adjustment::None,
+            baseline: None,
+            margin: None,
         }
     }
 }
@@ -476,5 +506,7 @@ pub fn pass_any(passes: u64, runs: u64, k: u64) -> Option<f64> {
     pass_all(runs - passes.min(runs), runs, k).map(|none_pass| 1.0 - none_pass)
 }
 
+#[cfg(test)]
+mod analysis_tests;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,60 @@
+//! A comparison's margin judged where the function's runs ran: under `cargo test` a process
+//! runs every case of a function, and the last of their runs judges the margin from this
+//! process's counts, failing its item when the verdict fails, as a gated case's last run does.
+//!
+//! Layer: harness.
+
+use crate::harness::registry::Case;
+use crate::harness::settings::Settings;
+use crate::model::analysis::{compare, verdict_fails};
+use crate::model::Row;
+use crate::types::stats::percent_text;
+
+/// The message of a margin whose verdict fails, when `case`'s run just finished was the last
+/// run of its function in this process; none otherwise.
+pub(crate) fn judge(case: &'static Case, settings: &Settings) -> Option<String> {
+    let bench = case.bench();
+    let runs = u64::from(bench.runs());
+    let done = bench
+        .cases()
+        .iter()
+        .all(|case| case.counts().iter().sum::<u64>() >= runs);
+    if !done {
+        return None;
+    }
+    let rows: Vec<Row> = bench
+        .cases()
+        .iter()
+        .map(|case| {
+            let [passes, fails, errors] = case.counts();
+            let mut row = Row::new(case.info().clone());
+            (row.passes, row.fails, row.errors, row.total) =
+                (passes, fails, errors, passes + fails + errors);
+            row
+        })
+        .collect();
+    let failing: Vec<String> = compare::comparisons(&rows, &settings.stats)
+        .into_iter()
+        .filter(|c| c.verdict.is_some_and(|v| verdict_fails(v, &settings.stats)))
+        .map(|c| {
+            let interval = c.ci.as_ref().map_or("no interval".to_string(), |ci| {
+                format!(
+                    "{}% interval [{:+.1}, {:+.1}] pp",
+                    percent_text(ci.level),
+                    ci.low * 100.0,
+                    ci.high * 100.0
+                )
+            });
+            format!(
+                "{}[{}]: {} − {} is {:?} against a margin of {} pp ({interval})",
+                c.function,
+                c.axis.as_deref().unwrap_or(""),
+                c.arm,
+                c.baseline,
+                c.verdict.expect("filtered"),
+                c.margin.unwrap_or(0.0) * 100.0,
+            )
+        })
+        .collect();
+    (!failing.is_empty()).then(|| failing.join("\n"))
+}

@@ -1,0 +1,290 @@
+//! Resampling: a seeded generator that draws the same numbers as Python's `random.Random(seed)`,
+//! an exactly rounded sum, the bootstrap of a mean over whole units, and percentile and normal
+//! intervals. Drawing what pytest-probability draws makes a bootstrap interval here equal the
+//! peer's on the same data, not merely close to it.
+//!
+//! Layer: types.
+
+/// Mersenne Twister MT19937, seeded and read as CPython's `random` module does.
+pub struct PyRandom {
+    state: [u32; 624],
+    index: usize,
+}
+
+impl PyRandom {
+    /// The generator of `random.Random(seed)` for a non-negative integer seed.
+    pub fn new(seed: u64) -> PyRandom {
+        // CPython keys the generator with the seed's 32-bit words, least significant first,
+        // and with one zero word for 0.
+        let mut key = vec![seed as u32];
+        if seed >> 32 != 0 {
+            key.push((seed >> 32) as u32);
+        }
+        let mut rng = PyRandom {
+            state: [0; 624],
+            index: 624,
+        };
+        rng.init_by_array(&key);
+        rng
+    }
+
+    fn init_genrand(&mut self, seed: u32) {
+        self.state[0] = seed;
+        for i in 1..624 {
+            let previous = self.state[i - 1];
+            self.state[i] = 1_812_433_253u32
+                .wrapping_mul(previous ^ (previous >> 30))
+                .wrapping_add(i as u32);
+        }
+        self.index = 624;
+    }
+
+    fn init_by_array(&mut self, key: &[u32]) {
+        self.init_genrand(19_650_218);
+        let (mut i, mut j) = (1usize, 0usize);
+        let mt = &mut self.state;
+        for _ in 0..624.max(key.len()) {
+            let previous = mt[i - 1];
+            mt[i] = (mt[i] ^ (previous ^ (previous >> 30)).wrapping_mul(1_664_525))
+                .wrapping_add(key[j])
+                .wrapping_add(j as u32);
+            i += 1;
+            j += 1;
+            if i >= 624 {
+                mt[0] = mt[623];
+                i = 1;
+            }
+            if j >= key.len() {
+                j = 0;
+            }
+        }
+        for _ in 0..623 {
+            let previous = mt[i - 1];
+            mt[i] = (mt[i] ^ (previous ^ (previous >> 30)).wrapping_mul(1_566_083_941))
+                .wrapping_sub(i as u32);
+            i += 1;
+            if i >= 624 {
+                mt[0] = mt[623];
+                i = 1;
+            }
+        }
+        mt[0] = 0x8000_0000;
+    }
+
+    fn twist(&mut self) {
+        const UPPER: u32 = 0x8000_0000;
+        const LOWER: u32 = 0x7fff_ffff;
+        const MATRIX: u32 = 0x9908_b0df;
+        let mt = &mut self.state;
+        for k in 0..624 {
+            let y = (mt[k] & UPPER) | (mt[(k + 1) % 624] & LOWER);
+            let mag = if y & 1 == 1 { MATRIX } else { 0 };
+            mt[k] = mt[(k + 397) % 624] ^ (y >> 1) ^ mag;
+        }
+        self.index = 0;
+    }
+
+    /// The next 32 random bits (`genrand_uint32`).
+    pub fn next_u32(&mut self) -> u32 {
+        if self.index >= 624 {
+            self.twist();
+        }
+        let mut y = self.state[self.index];
+        self.index += 1;
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c_5680;
+        y ^= (y << 15) & 0xefc6_0000;
+        y ^ (y >> 18)
+    }
+
+    /// A float in [0, 1) with 53 random bits, as `random.random()`.
+    pub fn random(&mut self) -> f64 {
+        let a = self.next_u32() >> 5;
+        let b = self.next_u32() >> 6;
+        (f64::from(a) * 67_108_864.0 + f64::from(b)) * (1.0 / 9_007_199_254_740_992.0)
+    }
+
+    /// An index below `n`, as `random.choices` picks one: `floor(random() * n)`.
+    pub fn choice(&mut self, n: usize) -> usize {
+        ((self.random() * n as f64).floor() as usize).min(n.saturating_sub(1))
+    }
+
+    /// `m` random bits, one per element, as the low bits of `random.randbytes(m)`.
+    pub fn low_bits(&mut self, m: usize, out: &mut Vec<bool>) {
+        out.clear();
+        // randbytes(m) is getrandbits(8m) in little-endian order: whole 32-bit words, the last
+        // one shifted down to the bits that remain.
+        let mut left = 8 * m;
+        while left > 0 {
+            let mut word = self.next_u32();
+            let bits = left.min(32);
+            if bits < 32 {
+                word >>= 32 - bits;
+            }
+            for byte in 0..bits / 8 {
+                out.push((word >> (8 * byte)) & 1 == 1);
+            }
+            left -= bits;
+        }
+    }
+}
+
+/// The exactly rounded sum of `values` (Shewchuk's algorithm, as Python's `math.fsum`): the
+/// same total in any order, so a mean does not depend on the order results arrived in.
+pub fn fsum(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut partials: Vec<f64> = Vec::new();
+    for mut x in values {
+        let mut kept = 0;
+        for j in 0..partials.len() {
+            let mut y = partials[j];
+            if x.abs() < y.abs() {
+                std::mem::swap(&mut x, &mut y);
+            }
+            let high = x + y;
+            let low = y - (high - x);
+            if low != 0.0 {
+                partials[kept] = low;
+                kept += 1;
+            }
+            x = high;
+        }
+        partials.truncate(kept);
+        partials.push(x);
+    }
+    // Rounding the partials' sum as math.fsum does, half-way cases included.
+    let Some(mut high) = partials.pop() else {
+        return 0.0;
+    };
+    let mut low = 0.0;
+    while let Some(y) = partials.pop() {
+        let x = high;
+        high = x + y;
+        let yr = high - x;
+        low = y - yr;
+        if low != 0.0 {
+            break;
+        }
+    }
+    if let Some(&next) = partials.last() {
+        if (low < 0.0 && next < 0.0) || (low > 0.0 && next > 0.0) {
+            let y = low * 2.0;
+            let x = high + y;
+            if y == x - high {
+                high = x;
+            }
+        }
+    }
+    high
+}
+
+/// The mean of `values` as `statistics.fmean` computes it: the exactly rounded sum over the
+/// count. `None` for no values.
+pub fn fmean(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    Some(fsum(values.iter().copied()) / values.len() as f64)
+}
+
+/// The bootstrap distribution of the mean of `values`: `resamples` draws of `values.len()`
+/// values with replacement, each from the generator of `seed`, in draw order. Each value stands
+/// for a whole unit (an input with all its runs), so this is a cluster bootstrap.
+pub fn bootstrap_means(values: &[f64], resamples: u64, seed: u64) -> Vec<f64> {
+    if values.is_empty() {
+        return Vec::new();
+    }
+    let mut rng = PyRandom::new(seed);
+    let mut draw = Vec::with_capacity(values.len());
+    (0..resamples)
+        .map(|_| {
+            draw.clear();
+            draw.extend((0..values.len()).map(|_| values[rng.choice(values.len())]));
+            fsum(draw.iter().copied()) / draw.len() as f64
+        })
+        .collect()
+}
+
+/// The equal-tailed percentile interval of a bootstrap distribution at `level`, interpolating
+/// between order statistics (Hyndman and Fan type 7, numpy's default). `None` for no samples.
+pub fn percentile_interval(samples: &[f64], level: f64) -> Option<(f64, f64)> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let alpha = 1.0 - level;
+    Some((
+        type7(&sorted, alpha / 2.0),
+        type7(&sorted, 1.0 - alpha / 2.0),
+    ))
+}
+
+fn type7(sorted: &[f64], q: f64) -> f64 {
+    let position = q * (sorted.len() - 1) as f64;
+    let i = position.floor() as usize;
+    if i + 1 >= sorted.len() {
+        return sorted[sorted.len() - 1];
+    }
+    let fraction = position - i as f64;
+    sorted[i] + fraction * (sorted[i + 1] - sorted[i])
+}
+
+/// The normal-approximation interval for the mean of `values`: mean ± z·s/√N, with the sample
+/// standard deviation. The cross-check of a bootstrap interval; not clipped to [0, 1], since a
+/// bound past either end says the approximation is poor there. `None` below two values.
+pub fn normal_interval(values: &[f64], level: f64) -> Option<(f64, f64)> {
+    if values.len() < 2 {
+        return None;
+    }
+    let mean = fmean(values)?;
+    let squares = fsum(values.iter().map(|v| (v - mean) * (v - mean)));
+    let sd = (squares / (values.len() - 1) as f64).sqrt();
+    let z = super::quantile::normal_quantile(0.5 + level / 2.0);
+    let half = z * sd / (values.len() as f64).sqrt();
+    Some((mean - half, mean + half))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_generator_draws_what_python_draws() {
+        // random.Random(0).random(), three times; and getrandbits(32) of seed 42.
+        let mut rng = PyRandom::new(0);
+        let draws: Vec<f64> = (0..3).map(|_| rng.random()).collect();
+        assert_eq!(
+            draws,
+            [0.8444218515250481, 0.7579544029403025, 0.420571580830845]
+        );
+        assert_eq!(PyRandom::new(42).next_u32(), 2_746_317_213);
+        // random.Random(2**40 + 7).random(): a seed of two words.
+        assert_eq!(PyRandom::new((1 << 40) + 7).random(), 0.6137037779936511);
+        // random.Random(5).randbytes(7): 69, 124, 118, 159, 216, 100, 65.
+        let mut bits = Vec::new();
+        PyRandom::new(5).low_bits(7, &mut bits);
+        assert_eq!(bits, [true, false, false, true, false, false, true]);
+    }
+
+    #[test]
+    fn fsum_is_exactly_rounded() {
+        assert_eq!(fsum([0.1; 10]), 1.0);
+        assert_eq!(fsum([1e100, 1.0, -1e100, 1e-100]), 1.0);
+        assert_eq!(fsum([]), 0.0);
+        // statistics.fmean([0.1, 0.2, 0.3]): the exactly rounded 0.6, over 3.
+        assert_eq!(fmean(&[0.1, 0.2, 0.3]), Some(0.19999999999999998));
+    }
+
+    #[test]
+    fn percentiles_interpolate_between_order_statistics() {
+        // pytest-probability's percentile_interval(range(101), 0.95): 1 − 0.95 is a hair
+        // above 0.05 in floating point.
+        let samples: Vec<f64> = (0..=100).map(f64::from).collect();
+        assert_eq!(
+            percentile_interval(&samples, 0.95),
+            Some((2.500000000000002, 97.5))
+        );
+        assert_eq!(percentile_interval(&[3.0], 0.95), Some((3.0, 3.0)));
+        assert_eq!(percentile_interval(&[], 0.95), None);
+    }
+}

@@ -1,0 +1,474 @@
+//! End-to-end: the session's analysis beside pytest-probability's on the same data. One data
+//! set (pass or fail decided by the case and the run number) runs as a Rust fixture and as a
+//! Python bench file; function-level estimates, comparisons and baseline verdicts must agree.
+//! Margins and the baseline regression gate set the exit status under `cargo test` and under
+//! `cargo probtest run --nextest`.
+//!
+//! The peer comes from `PROBTEST_PEER_PYTHON` (a Python with `pytest-probability==0.3.0`), else
+//! `python3` when it has the package. Without either the side-by-side tests say so and pass,
+//! except under `CI`, where the peer must be there.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use support::{Fixture, Output};
+
+/// The Python side of `tests/fixtures/analysis.rs`: the same row ids and the same counts.
+const PYTHON_BENCHES: &str = r#"
+import collections
+
+import pytest
+
+_runs = collections.Counter()
+
+
+def passes(case, offset, passes):
+    _runs[case] += 1
+    return (offset + _runs[case]) % 10 < passes
+
+
+@pytest.mark.parametrize("i", range(24))
+def bench_qa(i):
+    assert passes(("qa", i), i * 3, i % 11)
+
+
+@pytest.mark.parametrize("text", range(12))
+@pytest.mark.parametrize("model", ["small", "large", "huge"])
+def bench_triage(model, text):
+    lift = {"small": 0, "large": text % 3}.get(model, 2 + text % 2)
+    assert passes(("triage", model, text), text * 7, min(3 + text % 5 + lift, 10))
+
+
+@pytest.mark.parametrize("model", ["a", "b"])
+def bench_single(model):
+    assert passes(("single", model), 0, 6 if model == "a" else 9)
+
+
+@pytest.mark.probability(compare="model", margin=0.05)
+@pytest.mark.parametrize("text", range(12))
+@pytest.mark.parametrize("model", ["base", "new"])
+def bench_margin(model, text):
+    assert passes(("margin", model, text), text * 3, 8 if model == "base" else 7)
+
+
+@pytest.mark.probability(compare="model", margin=0.15, equivalence=True)
+@pytest.mark.parametrize("text", range(12))
+@pytest.mark.parametrize("model", ["base", "new"])
+def bench_equivalent(model, text):
+    new = 7 if text % 2 == 0 else 9
+    assert passes(("equivalent", model, text), text * 3, 8 if model == "base" else new)
+"#;
+
+/// A Python that has pytest-probability, or `None` (with the reason printed) to skip.
+fn peer_python() -> Option<&'static Path> {
+    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let python = std::env::var_os("PROBTEST_PEER_PYTHON")
+                .map_or_else(|| PathBuf::from("python3"), PathBuf::from);
+            let has_peer = Command::new(&python)
+                .args(["-c", "import pytest_probability"])
+                .output()
+                .is_ok_and(|output| output.status.success());
+            if has_peer {
+                return Some(python);
+            }
+            let why = "pytest-probability is not installed (pip install pytest-probability==0.3.0, or point PROBTEST_PEER_PYTHON at a Python that has it)";
+            assert!(std::env::var_os("CI").is_none(), "{why}; CI must have it");
+            eprintln!("skipping the side-by-side test: {why}");
+            None
+        })
+        .as_deref()
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        Fixture::builder("analysis")
+            .test("analysis", include_str!("../fixtures/analysis.rs"))
+            .build()
+    })
+}
+
+/// pytest with the peer on the Python side, 10 runs per case: `(stdout, report)`.
+fn peer(python: &Path, name: &str, args: &[&str]) -> (String, Value) {
+    let dir = fixture().path("python");
+    std::fs::create_dir_all(&dir).expect("python project directory");
+    std::fs::write(dir.join("bench_analysis.py"), PYTHON_BENCHES).expect("bench file");
+    std::fs::write(
+        dir.join("pytest.ini"),
+        "[pytest]\naddopts = -p no:cacheprovider\n",
+    )
+    .expect("pytest.ini");
+    let json = dir.join(name);
+    let mut command = Command::new(python);
+    command
+        .args(["-m", "pytest", "--prob-runs=10", "-p", "no:hermetic", "-p"])
+        .args(["no:flakedoctor", "-q"])
+        .arg(format!("--prob-json={}", json.display()))
+        .args(args)
+        .current_dir(&dir);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with("PYTEST_") || name == "CI" {
+            command.env_remove(name.as_ref());
+        }
+    }
+    let output = command.output().expect("pytest starts");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(json.exists(), "the peer wrote no report\n{stdout}");
+    (stdout, support::read_json(&json))
+}
+
+/// `cargo test` on the fixture with a report of its own and `envs`.
+fn ours(report: &str, envs: &[(&str, &str)]) -> (Output, Value) {
+    let fixture = fixture();
+    fixture.remove(report);
+    let mut run = fixture
+        .cargo_test(&["--test", "analysis"])
+        .env("PROB_JSON", report)
+        .env("NO_COLOR", "1");
+    for (name, value) in envs {
+        run = run.env(name, value);
+    }
+    let output = run.run();
+    let json = fixture.read_json(report);
+    (output, json)
+}
+
+/// The function-level lines of the `probability` section: between the rows' blank line and
+/// the `Overall:` line.
+fn aggregate_lines(stdout: &str) -> Vec<String> {
+    let mut lines = stdout
+        .lines()
+        .skip_while(|line| !(line.starts_with('=') && line.trim_matches('=') == " probability "));
+    lines
+        .by_ref()
+        .take_while(|line| !line.is_empty())
+        .for_each(drop);
+    lines
+        .take_while(|line| !line.starts_with("  Overall: "))
+        .filter(|line| !line.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn by_name<'a>(aggregates: &'a Value, name: &str) -> &'a Value {
+    aggregates
+        .as_array()
+        .expect("aggregates[]")
+        .iter()
+        .find(|a| a["name"] == name)
+        .unwrap_or_else(|| panic!("no aggregate {name} in {aggregates}"))
+}
+
+fn number(value: &Value) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("not a number: {value}"))
+}
+
+#[test]
+fn function_level_estimates_equal_the_peers() {
+    let Some(python) = peer_python() else { return };
+    let (output, report) = ours("reports/estimates.json", &[]);
+    let (peer_stdout, theirs) = peer(python, "estimates.json", &[]);
+    for name in ["qa", "triage", "single", "Overall"] {
+        let (a, b) = (
+            by_name(&report["aggregates"], name),
+            by_name(&theirs["aggregates"], name),
+        );
+        assert_eq!(a["scope"], b["scope"]);
+        assert_eq!(a["inputs"], b["inputs"], "{name}");
+        assert_eq!(a["runs"], b["runs"], "{name}");
+        assert!(
+            (number(&a["estimate"]) - number(&b["estimate"])).abs() < 1e-12,
+            "{name}"
+        );
+        assert_eq!(a["icc"].is_null(), b["icc"].is_null(), "{name}");
+        if !a["icc"].is_null() {
+            assert!(
+                (number(&a["icc"]) - number(&b["icc"])).abs() < 1e-12,
+                "{name}"
+            );
+        }
+        assert_eq!(a["suppressed"], b["suppressed"], "{name}");
+        assert_eq!(a["resamples"], 5000);
+        assert_eq!(a["resampling_unit"], "input");
+        if let Some(low) = b["ci"]["low"].as_f64() {
+            // The same generator draws the same resamples: equal in fact, within 1.5 points
+            // by the contract.
+            assert!((number(&a["ci"]["low"]) - low).abs() <= 0.015, "{name}");
+            assert!((number(&a["ci"]["high"]) - number(&b["ci"]["high"])).abs() <= 0.015);
+            assert_eq!(a["ci"]["method"], "bootstrap");
+        } else {
+            assert!(
+                a["ci"].is_null(),
+                "{name}: fewer than 10 inputs, no interval"
+            );
+        }
+    }
+    // The printed lines are the peer's, character for character.
+    assert_eq!(
+        aggregate_lines(&output.stdout),
+        aggregate_lines(&peer_stdout),
+        "\n--- ours:{output}\n--- peer:\n{peer_stdout}"
+    );
+}
+
+#[test]
+fn the_seed_and_resamples_settings_change_the_interval_and_stay_reproducible() {
+    let settings = [
+        ("PROB_SEED", "7"),
+        ("PROB_BOOTSTRAP", "400"),
+        ("PROB_MIN_INPUTS", "30"),
+    ];
+    let (output, report) = ours("reports/seeded.json", &settings);
+    let qa = by_name(&report["aggregates"], "qa");
+    assert_eq!(
+        (qa["seed"].as_u64(), qa["resamples"].as_u64()),
+        (Some(7), Some(400))
+    );
+    // 24 inputs are fewer than 30: an estimate and ρ, no interval, and no line.
+    assert!(qa["ci"].is_null(), "{qa}");
+    assert_eq!(qa["suppressed"], "fewer than 30 inputs");
+    let overall = by_name(&report["aggregates"], "Overall");
+    assert_eq!(overall["inputs"], 110);
+    assert!(!overall["ci"].is_null(), "110 inputs are enough: {overall}");
+    assert!(
+        output.stdout.contains("\n  Overall  N=110 inputs × k=10  "),
+        "{output}"
+    );
+    assert_eq!(report["stats_config"]["seed"], 7);
+    assert_eq!(report["stats_config"]["min_inputs"], 30);
+    // The same settings, the same bounds.
+    let (_, again) = ours("reports/seeded.json", &settings);
+    assert_eq!(
+        by_name(&again["aggregates"], "Overall")["ci"],
+        overall["ci"]
+    );
+    let bad = fixture()
+        .cargo_test(&["--test", "analysis", "bench_single"])
+        .env("PROB_BOOTSTRAP", "many")
+        .run();
+    assert!(
+        bad.stdout.contains("PROB_BOOTSTRAP") && bad.stdout.contains("`many`")
+            || bad.stderr.contains("PROB_BOOTSTRAP") && bad.stderr.contains("`many`"),
+        "{bad}"
+    );
+}
+
+/// The lines of the section titled `title`, up to the next rule, as printed.
+fn block(stdout: &str, title: &str) -> Vec<String> {
+    let rule = |line: &&str| line.starts_with('=') && line.trim_matches('=').trim() == title;
+    let mut lines = stdout.lines().skip_while(|line| !rule(line));
+    assert!(lines.next().is_some(), "no {title} section in\n{stdout}");
+    lines
+        .take_while(|line| !line.starts_with('='))
+        .filter(|line| {
+            // Hints point at each tool's own switches: not part of the section's reading.
+            !line.trim().is_empty()
+                && !line.starts_with("  Hint:")
+                && !line.contains("--prob-explain")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+fn comparison<'a>(comparisons: &'a Value, function: &str, arm: &str) -> &'a Value {
+    comparisons
+        .as_array()
+        .expect("comparisons[]")
+        .iter()
+        .find(|c| c["function"] == function && c["arm"] == arm)
+        .unwrap_or_else(|| panic!("no comparison {function} {arm} in {comparisons}"))
+}
+
+fn close(ours: &Value, theirs: &Value, what: &str) {
+    match (ours.as_f64(), theirs.as_f64()) {
+        (Some(a), Some(b)) => assert!(
+            (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+            "{what}: {a} vs {b}"
+        ),
+        _ => assert_eq!(ours, theirs, "{what}"),
+    }
+}
+
+#[test]
+fn comparisons_equal_the_peers() {
+    let Some(python) = peer_python() else { return };
+    let settings = [("PROB_COMPARE", "model"), ("PROB_ADJUST", "holm")];
+    let (output, report) = ours("reports/compare.json", &settings);
+    let (peer_stdout, theirs) = peer(
+        python,
+        "compare.json",
+        &["--prob-compare=model", "--prob-adjust=holm"],
+    );
+    let expected = [
+        ("single", "b"),
+        ("triage", "large"),
+        ("triage", "huge"),
+        ("margin", "new"),
+        ("equivalent", "new"),
+    ];
+    assert_eq!(
+        report["comparisons"].as_array().map(Vec::len),
+        Some(expected.len())
+    );
+    for (function, arm) in expected {
+        let (a, b) = (
+            comparison(&report["comparisons"], function, arm),
+            comparison(&theirs["comparisons"], function, arm),
+        );
+        let what = format!("{function} {arm}");
+        for field in [
+            "axis", "baseline", "pairs", "unpaired", "p_method", "exact", "margin",
+        ] {
+            assert_eq!(a[field], b[field], "{what}: {field}");
+        }
+        for field in ["difference", "p", "p_adjusted"] {
+            close(&a[field], &b[field], &format!("{what}: {field}"));
+        }
+        assert_eq!(a["adjustment"], "holm");
+        assert_eq!(a["family"], b["family"]);
+        assert_eq!(a["verdict"], b["verdict"], "{what}");
+        assert_eq!(a["ci"]["method"], b["ci"]["method"], "{what}");
+        for bound in ["low", "high"] {
+            let (ours, theirs) = (number(&a["ci"][bound]), number(&b["ci"][bound]));
+            let exact = a["ci"]["method"] == "newcombe";
+            let tolerance = if exact { 1e-12 } else { 0.015 };
+            assert!(
+                (ours - theirs).abs() <= tolerance,
+                "{what} {bound}: {ours} vs {theirs}"
+            );
+        }
+        let inputs = a["inputs"].as_array().expect("inputs");
+        assert_eq!(inputs.len(), b["inputs"].as_array().map_or(0, Vec::len));
+        for (x, y) in inputs.iter().zip(b["inputs"].as_array().expect("inputs")) {
+            assert_eq!(
+                (&x["input"], &x["arm"], &x["baseline"]),
+                (&y["input"], &y["arm"], &y["baseline"])
+            );
+            close(&x["p"], &y["p"], &format!("{what} fisher"));
+            close(
+                &x["ci"]["low"],
+                &y["ci"]["low"],
+                &format!("{what} newcombe"),
+            );
+        }
+    }
+    // The section reads as the peer's, but for the name of the setting in its note.
+    let peer_lines: Vec<String> = block(&peer_stdout, "probability: comparisons");
+    assert_eq!(
+        block(&output.stdout, "probability: comparisons"),
+        peer_lines,
+        "\n--- ours:{output}\n--- peer:\n{peer_stdout}"
+    );
+}
+
+#[test]
+fn without_an_adjustment_the_p_values_are_said_to_be_exploratory() {
+    let (output, report) = ours("reports/exploratory.json", &[("PROB_COMPARE", "model")]);
+    let lines = block(&output.stdout, "probability: comparisons");
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("  p not adjusted for 5 comparisons: exploratory (PROB_ADJUST=holm adjusts them)"),
+        "{output}"
+    );
+    let single = comparison(&report["comparisons"], "single", "b");
+    assert_eq!(single["exploratory"], true);
+    assert_eq!(single["ci"]["method"], "newcombe");
+    assert_eq!(single["p_method"], "fisher");
+    let explained = ours(
+        "reports/explained.json",
+        &[("PROB_COMPARE", "model"), ("PROB_EXPLAIN", "1")],
+    )
+    .0;
+    let text = block(&explained.stdout, "probability: explained").join(" ");
+    assert!(
+        text.contains("Newcombe interval") && text.contains("exploratory"),
+        "{explained}"
+    );
+    assert!(
+        text.contains("ρ=0.38"),
+        "the function-level reading: {explained}"
+    );
+}
+
+#[test]
+fn margins_are_gates_under_cargo_test() {
+    // margin: 10 points worse everywhere, against a margin of 5: FAIL; equivalent: PASS.
+    let (output, report) = ours("reports/margins.json", &[]);
+    assert_eq!(output.code, Some(101), "{output}");
+    assert_eq!(report["exit_status"], 1);
+    assert_eq!(
+        comparison(&report["comparisons"], "margin", "new")["verdict"],
+        "fail"
+    );
+    assert_eq!(
+        comparison(&report["comparisons"], "equivalent", "new")["verdict"],
+        "pass"
+    );
+    let lines = block(&output.stdout, "probability: comparisons");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("  margin[model]") && l.ends_with("≥−5 pp  FAIL")),
+        "{output}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("  equivalent[model]") && l.ends_with("±15 pp  PASS")),
+        "{output}"
+    );
+    // The failing runs of a judged function are samples: only the margin's verdict fails an
+    // item, and the passing margin alone exits 0.
+    let equivalent = fixture()
+        .cargo_test(&["--test", "analysis", "bench_equivalent"])
+        .run();
+    equivalent.assert_code(0);
+    let margin = fixture()
+        .cargo_test(&["--test", "analysis", "bench_margin"])
+        .run();
+    assert_eq!(margin.code, Some(101), "{margin}");
+    assert!(
+        margin
+            .stdout
+            .contains("margin[model]: new − base is Fail against a margin of 5 pp"),
+        "{margin}"
+    );
+    assert!(
+        margin.stdout.contains("1 failed"),
+        "one item, the last run, fails: {margin}"
+    );
+}
+
+#[test]
+fn margins_are_gates_under_nextest() {
+    let run = |filter: &str| {
+        fixture()
+            .probtest("run", &["--nextest"], &["--test", "analysis", filter])
+            .env("NO_COLOR", "1")
+            .run()
+    };
+    let margin = run("bench_margin");
+    assert_ne!(margin.code, Some(0), "{margin}");
+    assert!(
+        block(&margin.stdout, "probability: comparisons")
+            .iter()
+            .any(|l| l.ends_with("≥−5 pp  FAIL")),
+        "{margin}"
+    );
+    let equivalent = run("bench_equivalent");
+    assert!(
+        block(&equivalent.stdout, "probability: comparisons")
+            .iter()
+            .any(|l| l.ends_with("±15 pp  PASS")),
+        "{equivalent}"
+    );
+}
