@@ -206,6 +206,7 @@ mod tests {
                 json_out: None,
                 markdown: None,
                 junit: None,
+                html: None,
                 target_dir: None,
             })
         );
@@ -226,6 +227,7 @@ mod tests {
                 json_out: Some(PathBuf::from("out.json")),
                 markdown: None,
                 junit: None,
+                html: None,
                 target_dir: Some(PathBuf::from("tgt")),
             })
         );
@@ -237,6 +239,7 @@ mod tests {
                 json_out: None,
                 markdown: None,
                 junit: None,
+                html: None,
                 target_dir: None,
             })
         );

@@ -1,10 +1,11 @@
 //! `cargo probtest report`: the summary of a recorded session (the latest, or a named one) or of
-//! a JSON report, optionally written out as JSON, Markdown or JUnit XML.
+//! a JSON report, optionally written out as JSON, Markdown, JUnit XML or HTML.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use probtest::export::{html, History, HistorySession};
 use probtest::store::{self, Session};
 use probtest::{RenderOptions, Report};
 
@@ -37,6 +38,11 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 
+    /// Also write the report as one self-contained HTML page to FILE: a bar, interval and
+    /// history per case, sortable and filterable, with each case's failing runs.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// The target directory whose sessions to read [default: CARGO_TARGET_DIR, else cargo's
     /// target directory of the current workspace].
     #[arg(long, value_name = "DIR", conflicts_with = "json")]
@@ -45,6 +51,9 @@ pub struct ReportArgs {
 
 /// Runs `cargo probtest report`; the exit code on success is 0.
 pub fn report(args: &ReportArgs) -> Result<i32, Error> {
+    // The sessions directory and key of a session read from the store, for the HTML report's
+    // history.
+    let mut sessions_dir = None;
     let report = match &args.json {
         Some(path) => rebuild(&load_json(path)?),
         None => {
@@ -55,6 +64,7 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
             let sessions = store::sessions_dir(&target::target_dir(&options)?);
             let session = find_session(&sessions, args.session.as_deref())?;
             let (report, _) = load_session(&session)?;
+            sessions_dir = Some((sessions, session.key().to_string()));
             if report.records.is_empty() {
                 let mut stderr = std::io::stderr().lock();
                 let _ = writeln!(
@@ -86,6 +96,12 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
             path,
             probtest::export::junit(&report).as_bytes(),
         )?;
+    }
+    if let Some(path) = &args.html {
+        let source = sessions_dir
+            .as_ref()
+            .map(|(dir, key)| (dir.as_path(), key.as_str()));
+        write_html(&report, source, path)?;
     }
     print_summary(&report, written.as_deref());
     Ok(0)
@@ -195,6 +211,32 @@ pub fn write_file(what: &str, path: &Path, bytes: &[u8]) -> Result<(), Error> {
             Error::about(shown, format!("cannot write the {what} report ({text})"))
         }
     })
+}
+
+/// Writes the report as an HTML page. For session `key` of the sessions directory `dir`
+/// (`source`), the page names the session and draws the history of the others.
+pub fn write_html(
+    report: &Report,
+    source: Option<(&Path, &str)>,
+    path: &Path,
+) -> Result<(), Error> {
+    let Some((dir, key)) = source else {
+        return write_file("HTML", path, html(report, &History::default()).as_bytes());
+    };
+    let history = History {
+        sessions: store::earlier_reports(dir, key)
+            .iter()
+            .map(|(key, report)| HistorySession::of(key, report))
+            .collect(),
+    };
+    let page = if report.session.is_none() {
+        let mut named = report.clone();
+        named.session = Some(key.to_string());
+        html(&named, &history)
+    } else {
+        html(report, &history)
+    };
+    write_file("HTML", path, page.as_bytes())
 }
 
 /// Prints the `probability` summary to stdout (nothing when the report has no rows), colored

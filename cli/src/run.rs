@@ -157,7 +157,7 @@ fn summarize(target: &Path, key: &str, executed: Option<&[Executed]>) -> Result<
     }
     let shown = named.as_deref().filter(|_| problem.is_none());
     print_summary(&report, shown);
-    if let Some(error) = step_summary(&report) {
+    if let Some(error) = step_summary(&report).or_else(|| html_page(&report, target)) {
         let _ = writeln!(std::io::stderr().lock(), "error: {error}");
         return Ok(true);
     }
@@ -187,6 +187,24 @@ fn step_summary(report: &probtest::Report) -> Option<Error> {
             Error::about(
                 format!("GITHUB_STEP_SUMMARY={}", Path::new(&path).display()),
                 format!("cannot append the Markdown summary ({error})"),
+            )
+        })
+}
+
+/// Writes the session's HTML report where `PROB_HTML` says (relative to the current directory,
+/// as `PROB_JSON` is here), when it is set: the test processes of a nextest run hold one run
+/// each and write none, and those of `cargo test` each wrote the session as they last saw it.
+fn html_page(report: &probtest::Report, target: &Path) -> Option<Error> {
+    let value = std::env::var_os("PROB_HTML").filter(|value| !value.is_empty())?;
+    let path = std::env::current_dir().unwrap_or_default().join(&value);
+    let dir = store::sessions_dir(target);
+    let key = report.session.as_deref().unwrap_or_default();
+    crate::report::write_html(report, Some((&dir, key)), &path)
+        .err()
+        .map(|error| {
+            Error::about(
+                format!("PROB_HTML={}", Path::new(&value).display()),
+                error.message(),
             )
         })
 }

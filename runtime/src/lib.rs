@@ -116,6 +116,7 @@
 //! |---|---|---|
 //! | `PROB_RUNS` | `runs` | runs per case (the variable overrides the attribute; the config is the default); below 1 counts as 1 |
 //! | `PROB_JSON` | `json` | write the JSON report there |
+//! | `PROB_HTML` | | write the HTML report there when a test binary exits (with the default `html` feature) |
 //! | `PROB_DELAY` | `delay` | seconds between run starts within a process, never before the first |
 //! | `PROB_TRANSPOSE` | `transpose` | run-major order: run 1 of every case of a module, then run 2, ... |
 //! | `PROB_METHOD`, `PROB_CONFIDENCE`, `PROB_PRIOR` | `method`, `confidence`, `prior` | how intervals are computed |

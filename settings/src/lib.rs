@@ -54,6 +54,7 @@ pub const SETTINGS: &[Setting] = &[
         Phase::Run,
         "the JSON report's path",
     ),
+    setting("PROB_HTML", None, Phase::Run, "the HTML report's path"),
     setting(
         "PROB_DELAY",
         Some("delay"),

@@ -170,6 +170,7 @@ fn bad_input_is_one_line_and_exit_2() {
     for (flag, path) in [
         ("--markdown", dir.clone()),
         ("--junit", dir.join("file").join("junit.xml")),
+        ("--html", dir.join("file").join("report.html")),
     ] {
         let output = report(&[flag, path_str(&path)]);
         output.assert_code(2);

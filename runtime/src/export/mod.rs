@@ -7,10 +7,12 @@
 //! never `format`, `store` or `harness`. Writing the files is the caller's
 //! ([`store::write_file`](crate::store::write_file)).
 
+#[cfg(feature = "html")]
+pub(crate) mod html;
 pub(crate) mod junit;
 pub(crate) mod markdown;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::collections::HashMap;
 
@@ -20,6 +22,8 @@ use crate::types::key::CaseKey;
 use crate::types::stats::Verdict;
 use crate::types::status::{Outcome, Status};
 
+#[cfg(feature = "html")]
+pub use html::{html, History, HistorySession};
 pub use junit::junit;
 pub use markdown::markdown;
 

@@ -2,10 +2,11 @@
 //! one run, the public recording API, this process's recorder, and the settings.
 //!
 //! Layer: harness, the top. May import every layer below: `types`, `model`, `format`, `render`,
-//! `store`.
+//! `store`, `export`.
 
 pub(crate) mod assertions;
 pub(crate) mod margins;
+pub(crate) mod pages;
 pub(crate) mod recorder;
 pub(crate) mod recording;
 pub(crate) mod registry;

@@ -125,7 +125,7 @@ fn joined() -> Option<&'static SessionWriter> {
 }
 
 /// The target directory this test binary was built in.
-fn target_dir() -> io::Result<std::path::PathBuf> {
+pub(crate) fn target_dir() -> io::Result<std::path::PathBuf> {
     // cargo and nextest start test binaries by their absolute path, so argv[0] names the binary
     // without a system call; `current_exe` reads /proc/self/exe, some 20 µs in every nextest
     // process. A name that leads to no cargo target directory falls back to it.
@@ -546,7 +546,8 @@ fn finish_process() {
         return;
     }
     let (cases, records, unrecorded) = take_records();
-    if records.is_empty() || (!settings.summary && settings.json.is_none()) {
+    let files = settings.json.is_some() || settings.html.is_some();
+    if records.is_empty() || (!settings.summary && !files) {
         return;
     }
     // This process's last runs folded into the session report: from what this process
@@ -575,6 +576,7 @@ fn finish_process() {
             }
         }
     }
+    crate::harness::pages::write_html(settings, writer.is_some(), &report);
     if !settings.summary {
         return;
     }

@@ -20,6 +20,8 @@ use crate::types::stats::{self, ErrorPolicy, Metric, Prior, StatsConfig, Undecid
 pub(crate) struct Settings {
     /// Where to write the JSON report.
     pub(crate) json: Option<ReportPath>,
+    /// Where to write the HTML report at exit (`PROB_HTML`).
+    pub(crate) html: Option<ReportPath>,
     /// Minimum time between run starts in this process.
     pub(crate) delay: Duration,
     /// The session this process's runs belong to.
@@ -87,6 +89,14 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
             resolved: PathBuf::from(path),
         }),
     };
+    // Relative to the workspace root too, as the JSON report is.
+    let html = set("PROB_HTML").map(|path| ReportPath {
+        resolved: match config.root {
+            Some(root) => Path::new(root).join(&path),
+            None => PathBuf::from(&path),
+        },
+        display: path,
+    });
     let mut problem = None;
     let mut warnings = Vec::new();
     let delay = resolve_delay(config, &set).unwrap_or_else(|why| {
@@ -127,6 +137,7 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
     }
     Settings {
         json,
+        html,
         delay,
         summary,
         stats,
@@ -368,12 +379,16 @@ mod tests {
         let env = |name: &str| match name {
             "PROB_JSON" => Some("out/report.json".to_string()),
             "PROB_DELAY" => Some("0.25".to_string()),
+            "PROB_HTML" => Some("out/report.html".to_string()),
             _ => None,
         };
         let settings = resolve(&config(Some("/ws/cfg.json"), Some(2.0)), env);
         let json = settings.json.expect("set");
         assert_eq!(json.display, "out/report.json");
         assert_eq!(json.resolved, PathBuf::from("/ws/out/report.json"));
+        let html = settings.html.expect("set");
+        assert_eq!(html.display, "out/report.html");
+        assert_eq!(html.resolved, PathBuf::from("/ws/out/report.html"));
         assert_eq!(settings.delay, Duration::from_millis(250));
 
         let settings = resolve(&config(Some("/ws/cfg.json"), Some(2.0)), |_| None);
@@ -385,6 +400,7 @@ mod tests {
 
         let settings = resolve(&config(None, None), |_| None);
         assert_eq!((settings.json, settings.delay), (None, Duration::ZERO));
+        assert_eq!(settings.html, None);
         assert_eq!(
             (settings.per_test, settings.attempt, settings.problem),
             (false, 1, None)

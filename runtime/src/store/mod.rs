@@ -26,6 +26,7 @@
 use std::path::{Path, PathBuf};
 
 pub(crate) mod atomic;
+mod history;
 mod key;
 pub(crate) mod live;
 mod log;
@@ -39,6 +40,7 @@ mod unrecorded;
 pub(crate) mod writer;
 
 pub(crate) use crate::format::store_lines::identity_fragment;
+pub use history::earlier_reports;
 pub use key::sanitize_key;
 pub(crate) use key::session_key;
 pub use reconcile::{Executed, DIED_BEFORE_SEEN, NOT_RECORDED};

@@ -1,0 +1,352 @@
+//! The report as one self-contained HTML page (`cargo probtest report --html`, `PROB_HTML`):
+//! per case a bar of the pass fraction with its interval and gate, the counts, cost and tokens,
+//! the status words of the terminal, a sparkline of the case over the sessions the store
+//! holds, and its failing and erroring runs; per function its estimate over its cases, and the
+//! comparisons as a forest plot; per model tokens and cost. Sortable and filterable by a small inline script; no network, no external files.
+//!
+//! The page is an askama template (`runtime/templates/report.html`), compiled into the crate
+//! and checked against the view types below; the charts are hand-written SVG (`svg`).
+//!
+//! Layer: export.
+
+mod analysis;
+mod svg;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+
+use askama::Template;
+
+use crate::export::{
+    doctor_command, fraction, interval_text, needs_attention, records_by_row, run_message,
+    verdict_word,
+};
+use crate::model::{Record, Report, Row};
+use crate::render::text::{bar_text, model_name, money, thousands, token_text};
+use crate::types::key::CaseKey;
+use crate::types::stats::{Rule, Verdict};
+use crate::types::status::{Outcome, Status};
+
+/// Failing and erroring runs listed under a case; the JSON report has them all, and a page of
+/// a thousand flaky cases must stay small.
+const LISTED_RUNS: usize = 20;
+
+/// Earlier sessions' pass rates per case, for the sparklines: what the store still holds.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    /// The sessions, oldest first, the current one not among them.
+    pub sessions: Vec<HistorySession>,
+}
+
+/// One earlier session's pass rate of each case, as its report's rows have them.
+#[derive(Clone, Debug, Default)]
+pub struct HistorySession {
+    /// The session's key.
+    pub key: String,
+    /// Each case's pass rate (0-100), by package, module and row id.
+    pub rates: HashMap<CaseKey, f64>,
+}
+
+impl HistorySession {
+    /// The rates of the rows of `report`, session `key`'s report.
+    pub fn of(key: &str, report: &Report) -> HistorySession {
+        HistorySession {
+            key: key.to_string(),
+            rates: report
+                .rows
+                .iter()
+                .map(|row| (row.info.key().to_owned_key(), row.pass_rate))
+                .collect(),
+        }
+    }
+}
+
+struct RunView {
+    run: u32,
+    outcome: &'static str,
+    message: String,
+    elapsed: String,
+}
+
+struct CaseView {
+    id: String,
+    search: String,
+    tone: &'static str,
+    fraction: String,
+    rate: String,
+    rate_value: f64,
+    width_value: f64,
+    cost_value: f64,
+    interval: String,
+    status: String,
+    gate: String,
+    gate_tone: &'static str,
+    cost: String,
+    cost_per_pass: String,
+    tokens: String,
+    bar: String,
+    spark: String,
+    attention: bool,
+    runs: Vec<RunView>,
+    runs_summary: String,
+    more_runs: usize,
+    doctor: String,
+}
+
+/// The columns that some case fills: a column no case has is left out.
+struct Columns {
+    gate: bool,
+    cost: bool,
+    tokens: bool,
+    count: usize,
+}
+
+struct ModelView {
+    name: String,
+    tokens: String,
+    cost: String,
+}
+
+#[derive(Template)]
+#[template(path = "report.html")]
+struct Page<'a> {
+    title: String,
+    session: String,
+    created: &'a str,
+    version: &'a str,
+    overall: String,
+    gates: String,
+    cost: String,
+    warnings: &'a [String],
+    attention: usize,
+    columns: Columns,
+    cases: Vec<CaseView>,
+    functions: Vec<analysis::FunctionView>,
+    arms: Vec<analysis::ArmView>,
+    models: Vec<ModelView>,
+    history: usize,
+    style: &'static str,
+    script: &'static str,
+}
+
+/// Renders the report as a self-contained HTML page, with `history` for the sparklines.
+pub fn html(report: &Report, history: &History) -> String {
+    let by_row = records_by_row(report);
+    let cases = report
+        .rows
+        .iter()
+        .zip(&by_row)
+        .map(|(row, records)| case_view(report, row, records, history))
+        .collect();
+    let rows = &report.rows;
+    let (gate, cost) = (
+        rows.iter().any(|r| r.gate.is_some()),
+        rows.iter().any(|r| r.cost > 0.0),
+    );
+    let tokens = rows.iter().any(|r| !r.usage.is_empty());
+    let columns = Columns {
+        gate,
+        cost,
+        tokens,
+        // case, passed, pass rate, interval, status and history; cost comes with per pass.
+        count: 6 + usize::from(gate) + 2 * usize::from(cost) + usize::from(tokens),
+    };
+    let page = Page {
+        title: match &report.session {
+            Some(session) => format!("probability: {session}"),
+            None => "probability".to_string(),
+        },
+        session: report.session.clone().unwrap_or_default(),
+        created: &report.created,
+        version: &report.version,
+        overall: overall(report),
+        gates: gates(report),
+        cost: if report.totals.cost > 0.0 {
+            money(report.totals.cost)
+        } else {
+            String::new()
+        },
+        warnings: &report.warnings,
+        attention: report.rows.iter().filter(|r| needs_attention(r)).count(),
+        columns,
+        cases,
+        functions: analysis::functions(report),
+        arms: analysis::arms(report),
+        models: report
+            .totals
+            .usage
+            .0
+            .iter()
+            .map(|(model, usage)| ModelView {
+                name: model_name(model).to_string(),
+                tokens: token_text(usage),
+                cost: money(usage.cost),
+            })
+            .collect(),
+        history: history.sessions.len(),
+        style: include_str!("report.css"),
+        script: include_str!("report.js"),
+    };
+    // The template's own writes cannot fail: it writes into a `String`, and every value it
+    // shows is a plain string or number.
+    page.render()
+        .unwrap_or_else(|error| format!("<!doctype html><p>{error}</p>"))
+}
+
+/// `Overall: 24/40 passed (60%), 3 errored`, as the summary says it.
+fn overall(report: &Report) -> String {
+    let totals = &report.totals;
+    let mut text = format!(
+        "Overall: {}/{} passed ({:.0}%)",
+        totals.passes, totals.count, totals.pass_rate
+    );
+    if totals.errors > 0 {
+        text.push_str(&format!(", {} errored", totals.errors));
+    }
+    if totals.retries > 0 {
+        let noun = if totals.retries == 1 {
+            "retry"
+        } else {
+            "retries"
+        };
+        text.push_str(&format!(", {} {noun} not counted", totals.retries));
+    }
+    text
+}
+
+/// `1 passed, 1 failed`, empty without gates.
+fn gates(report: &Report) -> String {
+    let verdicts: Vec<Verdict> = report
+        .rows
+        .iter()
+        .filter_map(|r| r.gate.map(|g| g.verdict))
+        .collect();
+    if verdicts.is_empty() {
+        return String::new();
+    }
+    let count = |verdict: Verdict| verdicts.iter().filter(|v| **v == verdict).count();
+    let mut parts = vec![format!("{} passed", count(Verdict::Pass))];
+    for (verdict, word) in [(Verdict::Fail, "failed"), (Verdict::Undecided, "undecided")] {
+        if count(verdict) > 0 {
+            parts.push(format!("{} {word}", count(verdict)));
+        }
+    }
+    parts.join(", ")
+}
+
+fn tone(status: Status) -> &'static str {
+    match status {
+        Status::Pass => "pass",
+        Status::Flaky | Status::Errored => "warn",
+        Status::Fail | Status::Error => "fail",
+    }
+}
+
+fn case_view(report: &Report, row: &Row, records: &[&Record], history: &History) -> CaseView {
+    let status = Report::row_status_text(row);
+    let interval = interval_text(report, row);
+    let ci = row
+        .ci
+        .as_ref()
+        .filter(|_| interval.is_some())
+        .map(|ci| (ci.low, ci.high));
+    let gate_bar = row.gate.and_then(|gate| match gate.rule {
+        Rule::MinRate(bar) => Some(bar),
+        // A count of passes as a fraction of the gate's sample, where the bar sits on the scale.
+        Rule::MinPasses(bar) => (gate.sample > 0).then(|| bar as f64 / gate.sample as f64),
+    });
+    let rate = format!("{:.0}%", row.pass_rate);
+    let mut label = format!("{} passed", rate);
+    if let Some(interval) = &interval {
+        label.push_str(&format!(", interval {interval}"));
+    }
+    let failing: Vec<&&Record> = records
+        .iter()
+        .filter(|r| r.outcome != Outcome::Pass)
+        .collect();
+    let runs = failing
+        .iter()
+        .take(LISTED_RUNS)
+        .map(|record| RunView {
+            run: record.run,
+            outcome: record.outcome.name(),
+            message: run_message(record),
+            elapsed: format!("{:.3} s", record.elapsed),
+        })
+        .collect();
+    let rates: Vec<f64> = history
+        .sessions
+        .iter()
+        .filter_map(|session| session.rates.get(&row.info.key().to_owned_key()).copied())
+        .chain([row.pass_rate])
+        .collect();
+    let spark_label = format!(
+        "pass rate over {} sessions: {}",
+        rates.len(),
+        rates
+            .iter()
+            .map(|r| format!("{r:.0}%"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    CaseView {
+        id: row.info.case.clone(),
+        search: format!("{} {}", row.info.case, status).to_lowercase(),
+        tone: tone(row.status),
+        fraction: fraction(row),
+        rate,
+        rate_value: row.pass_rate,
+        width_value: ci.map_or(1.0, |(low, high)| high - low),
+        cost_value: row.cost,
+        interval: interval.unwrap_or_default(),
+        gate: row
+            .gate
+            .map(|gate| format!("{} ({})", verdict_word(gate.verdict), bar_text(gate.rule)))
+            .unwrap_or_default(),
+        gate_tone: match row.gate.map(|gate| gate.verdict) {
+            Some(Verdict::Pass) | None => "pass",
+            Some(Verdict::Undecided) => "warn",
+            Some(Verdict::Fail) => "fail",
+        },
+        status,
+        cost: if row.cost > 0.0 {
+            money(row.cost)
+        } else {
+            String::new()
+        },
+        cost_per_pass: cost_per_pass(row).map(money).unwrap_or_default(),
+        tokens: row
+            .usage
+            .0
+            .iter()
+            .map(|(model, usage)| format!("{} {}", model_name(model), token_text(usage)))
+            .collect::<Vec<_>>()
+            .join("; "),
+        bar: svg::bar(row.pass_rate, ci, gate_bar, tone(row.status), &label),
+        spark: svg::sparkline(&rates, None, &spark_label),
+        attention: needs_attention(row),
+        runs_summary: runs_summary(row),
+        more_runs: failing.len().saturating_sub(LISTED_RUNS),
+        runs,
+        doctor: doctor_command(row).unwrap_or_default(),
+    }
+}
+
+/// The cost of one passing run of the case: what a pass costs, failures and errors included.
+/// `None` for a case that spent nothing or never passed.
+fn cost_per_pass(row: &Row) -> Option<f64> {
+    (row.cost > 0.0 && row.passes > 0).then(|| row.cost / row.passes as f64)
+}
+
+/// `2 failed, 1 errored`: what the case's listed runs are.
+fn runs_summary(row: &Row) -> String {
+    let mut parts = Vec::new();
+    if row.fails > 0 {
+        parts.push(format!("{} failed", thousands(row.fails)));
+    }
+    if row.errors > 0 {
+        parts.push(format!("{} errored", thousands(row.errors)));
+    }
+    parts.join(", ")
+}

@@ -1,0 +1,142 @@
+//! The HTML page of a report with every kind of row: one case body per row with the terminal's
+//! status words, escaped ids, no reference outside the file, history in the sparklines, and
+//! the size of a large session.
+
+use crate::export::html::{html, History, HistorySession};
+use crate::export::tests::fixture;
+use crate::model::Report;
+use crate::render::analysis::pct1;
+use crate::types::stats::StatsConfig;
+
+#[test]
+fn one_case_body_per_row_with_the_summarys_status_words() {
+    let report = fixture();
+    let page = html(&report, &History::default());
+    assert_eq!(page.matches("<tbody data-id=").count(), report.rows.len());
+    for row in &report.rows {
+        let status = Report::row_status_text(row);
+        if !status.is_empty() {
+            assert!(
+                page.contains(&format!(">{status}</td>")),
+                "{status} in a status cell"
+            );
+        }
+    }
+    assert!(
+        page.contains("Overall: 35/64 passed (55%), 7 errored"),
+        "{page}"
+    );
+    assert!(page.contains("FAIL (min_rate 0.7)"), "{page}");
+}
+
+#[test]
+fn the_page_is_self_contained_and_escapes_what_it_shows() {
+    let page = html(&fixture(), &History::default());
+    for external in ["http://", "https://", "<link", " src=", "@import", "url("] {
+        assert!(!page.contains(external), "{external} in the page");
+    }
+    assert!(page.contains("triage::a|b &#60;c&#62;"), "{page}");
+    assert!(!page.contains("<c>"));
+}
+
+#[test]
+fn failing_runs_are_listed_with_the_doctor_command_for_a_flaky_case() {
+    let page = html(&fixture(), &History::default());
+    let body = page
+        .split("<tbody ")
+        .find(|body| body.starts_with("data-id=\"triage::refund please-chatty\""))
+        .expect("the flaky case");
+    assert!(body.contains("<summary>3 failed</summary>"), "{body}");
+    // The template escapes the quotes; a browser shows them as typed.
+    assert!(
+        body.contains("cargo probtest doctor &#39;triage::refund please-chatty&#39;"),
+        "{body}"
+    );
+    assert_eq!(body.matches("<li value=").count(), 3, "{body}");
+    assert!(body.contains("(at tests/evals.rs:48:9)"), "{body}");
+    let clean = page
+        .split("<tbody ")
+        .find(|body| body.starts_with("data-id=\"triage::refund please-Terse\""))
+        .expect("the clean case");
+    assert!(!clean.contains("<details>"), "{clean}");
+}
+
+#[test]
+fn history_draws_a_sparkline_of_the_earlier_sessions_and_this_one() {
+    let report = fixture();
+    let mut earlier = HistorySession::of("run-0", &report);
+    for rate in earlier.rates.values_mut() {
+        *rate = 100.0;
+    }
+    let history = History {
+        sessions: vec![earlier.clone(), earlier],
+    };
+    let page = html(&report, &history);
+    assert!(page.contains("history over 3 sessions"), "{page}");
+    assert!(
+        page.contains("aria-label=\"pass rate over 3 sessions: 100%, 100%, 70%\""),
+        "{page}"
+    );
+    // Without history there is one point and no line.
+    assert!(!html(&report, &History::default()).contains("<polyline"));
+}
+
+#[test]
+fn a_thousand_case_session_is_under_two_megabytes() {
+    let (cases, records) = crate::model::synthetic_records(1_000, 10);
+    let report = Report::build(cases, records, &StatsConfig::default());
+    let page = html(&report, &History::default());
+    assert_eq!(page.matches("<tbody data-id=").count(), 1_000);
+    assert!(page.len() < 2_000_000, "{} bytes", page.len());
+}
+
+#[test]
+fn functions_show_their_estimates_as_the_summary_does() {
+    let report = crate::model::analysis::tests::qa();
+    let page = html(&report, &History::default());
+    let section = page
+        .split("<table id=\"functions\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</table>").next())
+        .expect("the functions");
+    let terminal = crate::render::summary(&report, &crate::render::Options::default());
+    for aggregate in &report.aggregates {
+        let estimate = aggregate.estimate.as_ref().expect("an estimate");
+        let ci = estimate.ci.as_ref().expect("24 cases are enough");
+        let interval = format!("[{}, {}]", pct1(ci.low), pct1(ci.high));
+        assert!(section.contains(&interval), "{interval}: {section}");
+        // The terminal prints the same numbers.
+        assert!(terminal.contains(&interval), "{interval}: {terminal}");
+        assert!(section.contains(&format!(">{}</td>", pct1(estimate.estimate))));
+    }
+}
+
+#[test]
+fn comparisons_are_a_forest_plot_on_one_scale() {
+    let mut report = fixture();
+    report.comparisons = vec![
+        crate::model::analysis::tests::compared(12),
+        crate::model::analysis::tests::compared(4),
+    ];
+    let page = html(&report, &History::default());
+    let section = page
+        .split("<table id=\"comparisons\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</table>").next())
+        .expect("the comparisons");
+    assert_eq!(
+        section.matches("<svg class=\"forest\"").count(),
+        2,
+        "{section}"
+    );
+    // The margin of 0.05 on a scale of 0.2: its line at 50 - 50 * 0.05 / 0.2.
+    assert_eq!(section.matches("d=\"M37.5 0V12\"").count(), 2, "{section}");
+    assert!(section.contains("model: large vs small"), "{section}");
+    assert!(section.contains("+10.0 pp"), "{section}");
+    assert!(
+        section.contains(">PASS</td>") && section.contains(">UNDECIDED</td>"),
+        "{section}"
+    );
+    // Without comparisons, no section.
+    assert!(!html(&fixture(), &History::default()).contains("id=\"comparisons\""));
+}

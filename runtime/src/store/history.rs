@@ -1,0 +1,53 @@
+//! The reports of a target directory's earlier sessions, for the HTML report's history: each
+//! case's pass fraction over the sessions the store still holds.
+//!
+//! Layer: store.
+
+use std::path::Path;
+
+use crate::model::Report;
+use crate::store::Session;
+
+/// The reports of the sessions under `sessions_dir` other than `current`, oldest first, each
+/// with its key. A session that cannot be read is left out: the history is a view of what the
+/// store holds, not a check of it (`cargo probtest report --session` reads one and says why).
+pub fn earlier_reports(sessions_dir: &Path, current: &str) -> Vec<(String, Report)> {
+    let Ok(mut sessions) = Session::list(sessions_dir) else {
+        return Vec::new();
+    };
+    // Listed newest first.
+    sessions.reverse();
+    sessions
+        .into_iter()
+        .filter(|session| session.key() != current && session.exists())
+        .filter_map(|session| {
+            let data = session.load().ok()?;
+            Some((session.key().to_string(), data.into_report()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_come_oldest_first_without_the_current_one() {
+        let dir = std::env::temp_dir().join(format!("probtest-history-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for key in ["first", "second", "third"] {
+            let session = Session::new(&dir, key);
+            session.create().expect("a session");
+            std::fs::write(session.runs_file(), "").expect("its log");
+            // Sessions are ordered by their start, in nanoseconds.
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let keys: Vec<String> = earlier_reports(&dir, "third")
+            .into_iter()
+            .map(|(key, _)| key)
+            .collect();
+        assert_eq!(keys, ["first", "second"]);
+        assert!(earlier_reports(&dir.join("missing"), "x").is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
