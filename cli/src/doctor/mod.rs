@@ -71,7 +71,8 @@ pub struct DoctorArgs {
     #[arg(long, value_name = "SECS", value_parser = seconds)]
     pub timeout: Option<Duration>,
 
-    /// The axes to vary, comma-separated [default: entropy,time,order,parallel,fs,env].
+    /// The axes to vary, comma-separated [default: entropy,time,scheduling,network,order,
+    /// parallel,fs,env].
     #[arg(long, value_delimiter = ',', value_name = "AXES")]
     pub axes: Vec<String>,
 
