@@ -213,21 +213,29 @@ pub fn write_file(what: &str, path: &Path, bytes: &[u8]) -> Result<(), Error> {
     })
 }
 
-/// Writes the report as an HTML page. For session `key` of the sessions directory `dir`
-/// (`source`), the page names the session and draws the history of the others.
+/// Writes the report as an HTML page, with the baseline its settings name. For session `key`
+/// of the sessions directory `dir` (`source`), the page names the session and draws the
+/// history of the others.
 pub fn write_html(
     report: &Report,
     source: Option<(&Path, &str)>,
     path: &Path,
 ) -> Result<(), Error> {
+    let baseline = store::baseline_report(&report.stats_config)
+        .map(|baseline| HistorySession::of("baseline", &baseline));
     let Some((dir, key)) = source else {
-        return write_file("HTML", path, html(report, &History::default()).as_bytes());
+        let history = History {
+            sessions: Vec::new(),
+            baseline,
+        };
+        return write_file("HTML", path, html(report, &history).as_bytes());
     };
     let history = History {
         sessions: store::earlier_reports(dir, key)
             .iter()
             .map(|(key, report)| HistorySession::of(key, report))
             .collect(),
+        baseline,
     };
     let page = if report.session.is_none() {
         let mut named = report.clone();

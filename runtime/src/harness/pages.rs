@@ -51,6 +51,8 @@ fn render(settings: &Settings, joined: bool, report: &Report) -> Result<String, 
             .iter()
             .map(|(key, report)| HistorySession::of(key, report))
             .collect(),
+        baseline: store::baseline_report(&whole.stats_config)
+            .map(|baseline| HistorySession::of("baseline", &baseline)),
     };
     Ok(crate::export::html(&whole, &history))
 }

@@ -1,5 +1,5 @@
 //! The reports of a target directory's earlier sessions, for the HTML report's history: each
-//! case's pass fraction over the sessions the store still holds.
+//! case's pass fraction over the sessions the store still holds, and the baseline's.
 //!
 //! Layer: store.
 
@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::model::Report;
 use crate::store::Session;
+use crate::types::stats::StatsConfig;
 
 /// The reports of the sessions under `sessions_dir` other than `current`, oldest first, each
 /// with its key. A session that cannot be read is left out: the history is a view of what the
@@ -25,6 +26,13 @@ pub fn earlier_reports(sessions_dir: &Path, current: &str) -> Vec<(String, Repor
             Some((session.key().to_string(), data.into_report()))
         })
         .collect()
+}
+
+/// The report the session is compared with, when its settings name one (`PROB_BASELINE`,
+/// resolved) and it reads; for the HTML report's dashed baseline line.
+pub fn baseline_report(config: &StatsConfig) -> Option<Report> {
+    let text = std::fs::read_to_string(config.baseline.as_deref()?).ok()?;
+    Report::from_json(&text).ok()
 }
 
 #[cfg(test)]
@@ -48,6 +56,21 @@ mod tests {
             .collect();
         assert_eq!(keys, ["first", "second"]);
         assert!(earlier_reports(&dir.join("missing"), "x").is_empty());
+        let mut config = StatsConfig::default();
+        assert!(baseline_report(&config).is_none());
+        let baseline = dir.join("baseline.json");
+        crate::model::tests::build(vec![crate::model::tests::record(
+            "a::b",
+            1,
+            crate::types::status::Outcome::Pass,
+            0.0,
+            vec![],
+        )])
+        .write_atomically(&baseline)
+        .expect("written");
+        config.baseline = Some(baseline.to_string_lossy().into_owned());
+        let read = baseline_report(&config).expect("the baseline");
+        assert_eq!(read.rows[0].info.case, "a::b");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -40,7 +40,7 @@ mod unrecorded;
 pub(crate) mod writer;
 
 pub(crate) use crate::format::store_lines::identity_fragment;
-pub use history::earlier_reports;
+pub use history::{baseline_report, earlier_reports};
 pub use key::sanitize_key;
 pub(crate) use key::session_key;
 pub use reconcile::{Executed, DIED_BEFORE_SEEN, NOT_RECORDED};

@@ -32,11 +32,16 @@ use crate::types::status::{Outcome, Status};
 /// a thousand flaky cases must stay small.
 const LISTED_RUNS: usize = 20;
 
-/// Earlier sessions' pass rates per case, for the sparklines: what the store still holds.
+/// Earlier sessions' pass rates per case, for the sparklines: what the store still holds, and
+/// the baseline the session is compared with.
 #[derive(Clone, Debug, Default)]
 pub struct History {
     /// The sessions, oldest first, the current one not among them.
     pub sessions: Vec<HistorySession>,
+    /// An earlier report the session is compared with (`PROB_BASELINE`), drawn as a dashed
+    /// line at its rate of the case. Matched by row id alone: a baseline may be another
+    /// package's or pytest-probability's report.
+    pub baseline: Option<HistorySession>,
 }
 
 /// One earlier session's pass rate of each case, as its report's rows have them.
@@ -133,11 +138,20 @@ struct Page<'a> {
 /// Renders the report as a self-contained HTML page, with `history` for the sparklines.
 pub fn html(report: &Report, history: &History) -> String {
     let by_row = records_by_row(report);
+    let baseline: HashMap<&str, f64> = history
+        .baseline
+        .iter()
+        .flat_map(|session| session.rates.iter())
+        .map(|(key, rate)| (key.case.as_str(), *rate))
+        .collect();
     let cases = report
         .rows
         .iter()
         .zip(&by_row)
-        .map(|(row, records)| case_view(report, row, records, history))
+        .map(|(row, records)| {
+            let baseline = baseline.get(row.info.case.as_str()).copied();
+            case_view(report, row, records, history, baseline)
+        })
         .collect();
     let rows = &report.rows;
     let (gate, cost) = (
@@ -243,7 +257,13 @@ fn tone(status: Status) -> &'static str {
     }
 }
 
-fn case_view(report: &Report, row: &Row, records: &[&Record], history: &History) -> CaseView {
+fn case_view(
+    report: &Report,
+    row: &Row,
+    records: &[&Record],
+    history: &History,
+    baseline: Option<f64>,
+) -> CaseView {
     let status = Report::row_status_text(row);
     let interval = interval_text(report, row);
     let ci = row
@@ -281,7 +301,7 @@ fn case_view(report: &Report, row: &Row, records: &[&Record], history: &History)
         .filter_map(|session| session.rates.get(&row.info.key().to_owned_key()).copied())
         .chain([row.pass_rate])
         .collect();
-    let spark_label = format!(
+    let mut spark_label = format!(
         "pass rate over {} sessions: {}",
         rates.len(),
         rates
@@ -290,6 +310,9 @@ fn case_view(report: &Report, row: &Row, records: &[&Record], history: &History)
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if let Some(baseline) = baseline {
+        spark_label.push_str(&format!("; baseline {baseline:.0}%"));
+    }
     CaseView {
         id: row.info.case.clone(),
         search: format!("{} {}", row.info.case, status).to_lowercase(),
@@ -324,7 +347,7 @@ fn case_view(report: &Report, row: &Row, records: &[&Record], history: &History)
             .collect::<Vec<_>>()
             .join("; "),
         bar: svg::bar(row.pass_rate, ci, gate_bar, tone(row.status), &label),
-        spark: svg::sparkline(&rates, None, &spark_label),
+        spark: svg::sparkline(&rates, baseline, &spark_label),
         attention: needs_attention(row),
         runs_summary: runs_summary(row),
         more_runs: failing.len().saturating_sub(LISTED_RUNS),

@@ -48,18 +48,21 @@ pub(crate) fn bar(
     svg
 }
 
-/// A sparkline of pass rates (0-100, drawn from y 19 down to 1), oldest first; `baseline` (0-100) as a dashed line. Empty
-/// for fewer than two points, where there is no line to draw.
+/// A sparkline of pass rates (0-100, drawn from y 19 down to 1), oldest first, and `baseline`
+/// (0-100) as a dashed line. Empty for a single point without a baseline: nothing to compare
+/// it with.
 pub(crate) fn sparkline(rates: &[f64], baseline: Option<f64>, label: &str) -> String {
-    if rates.len() < 2 {
+    if rates.is_empty() || (rates.len() < 2 && baseline.is_none()) {
         return String::new();
     }
-    let step = 100.0 / (rates.len() - 1) as f64;
+    // A single point sits at the right end, where the newest one always does.
+    let step = 100.0 / (rates.len().max(2) - 1) as f64;
+    let first = 100.0 - step * (rates.len() - 1) as f64;
     let y = |rate: f64| at(19.0 - rate.clamp(0.0, 100.0) * 0.18);
     let points: Vec<String> = rates
         .iter()
         .enumerate()
-        .map(|(index, &rate)| format!("{},{}", at(index as f64 * step), y(rate)))
+        .map(|(index, &rate)| format!("{},{}", at(first + index as f64 * step), y(rate)))
         .collect();
     let mut svg = format!(
         "<svg class=\"spark\" viewBox=\"-2 0 104 20\" role=\"img\" aria-label=\"{label}\">"
@@ -158,6 +161,9 @@ mod tests {
     #[test]
     fn a_sparkline_runs_oldest_to_newest_and_needs_two_points() {
         assert_eq!(sparkline(&[50.0], None, "x"), "");
+        let alone = sparkline(&[50.0], Some(80.0), "x");
+        assert!(alone.contains("<circle cx=\"100\" cy=\"10\""), "{alone}");
+        assert!(alone.contains("class=\"base\""), "{alone}");
         let svg = sparkline(&[0.0, 50.0, 100.0], Some(80.0), "x");
         assert!(svg.contains("points=\"0,19 50,10 100,1\""), "{svg}");
         assert!(

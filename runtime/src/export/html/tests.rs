@@ -68,13 +68,28 @@ fn history_draws_a_sparkline_of_the_earlier_sessions_and_this_one() {
     for rate in earlier.rates.values_mut() {
         *rate = 100.0;
     }
+    let mut baseline = earlier.clone();
+    // Another package's report, matched by row id alone.
+    baseline.rates = baseline
+        .rates
+        .into_keys()
+        .map(|mut key| {
+            key.package = "elsewhere".to_string();
+            (key, 50.0)
+        })
+        .collect();
     let history = History {
         sessions: vec![earlier.clone(), earlier],
+        baseline: Some(baseline),
     };
     let page = html(&report, &history);
     assert!(page.contains("history over 3 sessions"), "{page}");
     assert!(
-        page.contains("aria-label=\"pass rate over 3 sessions: 100%, 100%, 70%\""),
+        page.contains("aria-label=\"pass rate over 3 sessions: 100%, 100%, 70%; baseline 50%\""),
+        "{page}"
+    );
+    assert!(
+        page.contains("<path class=\"base\" d=\"M0 10H100\"/>"),
         "{page}"
     );
     // Without history there is one point and no line.
