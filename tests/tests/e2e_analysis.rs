@@ -20,6 +20,7 @@ use support::{Fixture, Output};
 /// The Python side of `tests/fixtures/analysis.rs`: the same row ids and the same counts.
 const PYTHON_BENCHES: &str = r#"
 import collections
+import os
 
 import pytest
 
@@ -33,7 +34,8 @@ def passes(case, offset, passes):
 
 @pytest.mark.parametrize("i", range(24))
 def bench_qa(i):
-    assert passes(("qa", i), i * 3, i % 11)
+    shift = 1 if "PT_SHIFT" in os.environ else 0
+    assert passes(("qa", i), i * 3, max(i % 11 - shift, 0))
 
 
 @pytest.mark.parametrize("text", range(12))
@@ -96,6 +98,11 @@ fn fixture() -> &'static Fixture {
 
 /// pytest with the peer on the Python side, 10 runs per case: `(stdout, report)`.
 fn peer(python: &Path, name: &str, args: &[&str]) -> (String, Value) {
+    peer_with(python, name, args, &[])
+}
+
+/// [`peer`] with environment variables.
+fn peer_with(python: &Path, name: &str, args: &[&str], envs: &[(&str, &str)]) -> (String, Value) {
     let dir = fixture().path("python");
     std::fs::create_dir_all(&dir).expect("python project directory");
     std::fs::write(dir.join("bench_analysis.py"), PYTHON_BENCHES).expect("bench file");
@@ -111,6 +118,7 @@ fn peer(python: &Path, name: &str, args: &[&str]) -> (String, Value) {
         .args(["no:flakedoctor", "-q"])
         .arg(format!("--prob-json={}", json.display()))
         .args(args)
+        .envs(envs.iter().copied())
         .current_dir(&dir);
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
@@ -275,7 +283,8 @@ fn block(stdout: &str, title: &str) -> Vec<String> {
                 && !line.starts_with("  Hint:")
                 && !line.contains("--prob-explain")
         })
-        .map(str::to_string)
+        // Each tool names its own switch for the adjustment.
+        .map(|line| line.replace("--prob-adjust=holm", "PROB_ADJUST=holm"))
         .collect()
 }
 
@@ -471,4 +480,181 @@ fn margins_are_gates_under_nextest() {
             .any(|l| l.ends_with("±15 pp  PASS")),
         "{equivalent}"
     );
+}
+
+#[test]
+fn baseline_verdicts_equal_the_peers() {
+    let Some(python) = peer_python() else { return };
+    // The peer's own report is the baseline of both: each reads the other's reports.
+    let (_, _) = peer(python, "before.json", &[]);
+    let before = fixture().path("python/before.json");
+    let before = before.to_str().expect("a UTF-8 path");
+    let shift = [("PT_SHIFT", "1")];
+    let (output, report) = ours(
+        "reports/after.json",
+        &[
+            ("PT_SHIFT", "1"),
+            ("PROB_BASELINE", before),
+            ("PROB_MARGIN", "0.05"),
+        ],
+    );
+    let (peer_stdout, theirs) = peer_with(
+        python,
+        "after.json",
+        &[&format!("--prob-baseline={before}"), "--prob-margin=0.05"],
+        &shift,
+    );
+    let (ours_block, theirs_block) = (&report["baseline"], &theirs["baseline"]);
+    for field in [
+        "path",
+        "created",
+        "margin",
+        "paired",
+        "only_current",
+        "only_baseline",
+    ] {
+        assert_eq!(ours_block[field], theirs_block[field], "{field}");
+    }
+    let comparisons = theirs_block["comparisons"].as_array().expect("comparisons");
+    assert_eq!(
+        ours_block["comparisons"].as_array().map(Vec::len),
+        Some(comparisons.len())
+    );
+    for b in comparisons {
+        let function = b["function"].as_str().expect("function");
+        let a = comparison(&ours_block["comparisons"], function, "current");
+        assert_eq!(a["verdict"], b["verdict"], "{function}");
+        assert_eq!(a["pairs"], b["pairs"], "{function}");
+        assert_eq!(a["axis"], Value::Null);
+        close(&a["difference"], &b["difference"], function);
+        close(&a["p"], &b["p"], function);
+        assert_eq!(a["ci"].is_null(), b["ci"].is_null(), "{function}");
+        assert_eq!(a["suppressed"], b["suppressed"], "{function}");
+        for bound in ["low", "high"].into_iter().filter(|_| !b["ci"].is_null()) {
+            let (x, y) = (number(&a["ci"][bound]), number(&b["ci"][bound]));
+            assert!((x - y).abs() <= 0.015, "{function} {bound}: {x} vs {y}");
+        }
+    }
+    assert_eq!(
+        comparison(&ours_block["comparisons"], "qa", "current")["verdict"],
+        "fail"
+    );
+    assert_eq!(
+        comparison(&ours_block["comparisons"], "triage", "current")["verdict"],
+        "pass"
+    );
+    assert_eq!(
+        block(&output.stdout, "probability: baseline"),
+        block(&peer_stdout, "probability: baseline"),
+        "\n--- ours:{output}\n--- peer:\n{peer_stdout}"
+    );
+}
+
+/// Our own report of `bench_qa` alone, as the baseline of the regression tests.
+fn qa_baseline() -> String {
+    let (output, _) = ours("reports/qa_before.json", &[]);
+    assert_eq!(
+        output.code,
+        Some(101),
+        "qa's runs fail without a margin{output}"
+    );
+    let path = fixture().path("reports/qa_before.json");
+    path.to_str().expect("a UTF-8 path").to_string()
+}
+
+#[test]
+fn the_baseline_regression_gate_under_cargo_test() {
+    let before = qa_baseline();
+    let run = |shift: bool| {
+        let mut run = fixture()
+            .cargo_test(&["--test", "analysis", "bench_qa"])
+            .env("PROB_BASELINE", &before)
+            .env("PROB_MARGIN", "0.05")
+            .env("NO_COLOR", "1");
+        if shift {
+            run = run.env("PT_SHIFT", "1");
+        }
+        run.run()
+    };
+    // The same results: within the margin, and qa's failing runs are samples of the gate.
+    let same = run(false);
+    same.assert_code(0);
+    let lines = block(&same.stdout, "probability: baseline");
+    assert!(
+        lines[0].starts_with(&format!("  against {before} (")),
+        "{same}"
+    );
+    assert!(
+        lines[0].ends_with("): 24 cases paired, 86 only in the baseline"),
+        "{same}"
+    );
+    assert!(
+        lines[1].starts_with("  qa  current − baseline  0.0 pp [0.0, 0.0]  p=1  24 paired"),
+        "{same}"
+    );
+    assert!(lines[1].ends_with("≥−5 pp  PASS"), "{same}");
+    // One run fewer passes on most inputs: a drop of 8.8 points, more than the margin.
+    let worse = run(true);
+    assert_eq!(worse.code, Some(101), "{worse}");
+    assert!(
+        worse
+            .stdout
+            .contains("qa: current − baseline is Fail against a margin of 5 pp"),
+        "{worse}"
+    );
+    let lines = block(&worse.stdout, "probability: baseline");
+    assert!(
+        lines[1].contains("−8.8 pp") && lines[1].ends_with("≥−5 pp  FAIL"),
+        "{worse}"
+    );
+    // Without a margin the comparison reports, and each failing run fails as usual.
+    let report_only = fixture()
+        .cargo_test(&["--test", "analysis", "bench_qa"])
+        .env("PROB_BASELINE", &before)
+        .env("PT_SHIFT", "1")
+        .env("NO_COLOR", "1")
+        .run();
+    assert_eq!(report_only.code, Some(101));
+    assert!(
+        !block(&report_only.stdout, "probability: baseline")[1].contains("FAIL"),
+        "{report_only}"
+    );
+    // A baseline that cannot be read says so and fails.
+    let missing = fixture()
+        .cargo_test(&["--test", "analysis", "bench_single"])
+        .env("PROB_BASELINE", "reports/no-such.json")
+        .env("PROB_JSON", "reports/missing.json")
+        .run();
+    let report = fixture().read_json("reports/missing.json");
+    assert_eq!(report["exit_status"], 1);
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("PROB_BASELINE: cannot read"),
+        "{report}"
+    );
+    assert_ne!(missing.code, Some(0));
+}
+
+#[test]
+fn the_baseline_regression_gate_under_nextest() {
+    let before = qa_baseline();
+    let run = |shift: bool| {
+        let mut run = fixture()
+            .probtest("run", &["--nextest"], &["--test", "analysis", "bench_qa"])
+            .env("PROB_BASELINE", &before)
+            .env("PROB_MARGIN", "0.05")
+            .env("NO_COLOR", "1");
+        if shift {
+            run = run.env("PT_SHIFT", "1");
+        }
+        run.run()
+    };
+    let worse = run(true);
+    assert_ne!(worse.code, Some(0), "{worse}");
+    let lines = block(&worse.stdout, "probability: baseline");
+    assert!(lines[1].ends_with("≥−5 pp  FAIL"), "{worse}");
+    let same = run(false);
+    let lines = block(&same.stdout, "probability: baseline");
+    assert!(lines[1].ends_with("≥−5 pp  PASS"), "{same}");
 }

@@ -295,3 +295,26 @@ fn prob_html_is_written_at_session_end_and_a_bad_path_is_one_line() {
         "cargo probtest run says it: {output}"
     );
 }
+
+#[test]
+fn under_nextest_cargo_probtest_run_writes_the_whole_sessions_page() {
+    // Each nextest process holds one run and writes no page; the run's end does.
+    let (fixture, path) = page();
+    let written = path.with_file_name("nextest.html");
+    let _ = std::fs::remove_file(&written);
+    let output = fixture
+        .probtest(
+            "run",
+            &["--nextest"],
+            &["--test", "export", "--no-fail-fast"],
+        )
+        .env("PROB_HTML", written.to_str().expect("a UTF-8 path"))
+        .run();
+    output.assert_code(100);
+    let page = std::fs::read_to_string(&written).expect("PROB_HTML was written");
+    assert_eq!(page.matches("<tr class=\"case\">").count(), 5, "{output}");
+    assert!(
+        page.contains("Overall: 11/19 passed (58%), 1 errored"),
+        "{output}"
+    );
+}

@@ -229,13 +229,18 @@ pub(crate) fn head(
     ))
 }
 
-/// The analysis' fields of a report's head after its aggregates, `,"comparisons":[…]`, for a
+/// The analysis' fields of a report's head after its aggregates, `,"comparisons":[…],
+/// "baseline":…`, for a
 /// report that was analysed; empty for one kept run by run, which has none yet.
 pub(crate) fn analysis(report: &Report, analysed: bool) -> io::Result<String> {
     if !analysed {
         return Ok(String::new());
     }
-    Ok(format!(",\"comparisons\":{}", serde(&report.comparisons)?))
+    Ok(format!(
+        ",\"comparisons\":{},\"baseline\":{}",
+        serde(&report.comparisons)?,
+        serde(&report.baseline)?
+    ))
 }
 
 impl CaseInfo {

@@ -240,7 +240,9 @@ impl Active {
         let gate = crate::model::effective_gate(self.case.bench.gate(), &settings.stats);
         let (counts, last_run) = self.case.count(outcome);
         let Some(gate) = gate else {
-            if self.case.bench.has_margin() {
+            if self.case.bench.has_margin()
+                || crate::harness::margins::baseline_judges(self.case, settings)
+            {
                 return self.judge_margin(outcome, failure, settings, last_run);
             }
             return failure;

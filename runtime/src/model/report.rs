@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::aggregate::aggregates;
-use crate::model::analysis::{Comparison, Estimate};
+use crate::model::analysis::{BaselineResult, Comparison, Estimate};
 use crate::model::case::{effective_gate, infeasible, CaseInfo};
 use crate::model::record::Record;
 use crate::types::ordered_map::OrderedMap;
@@ -58,6 +58,9 @@ pub struct Report {
     /// Each compared argument's arms against its baseline arm (`PROB_COMPARE`, `compare`).
     #[serde(default)]
     pub comparisons: Vec<Comparison>,
+    /// This session against an earlier report (`PROB_BASELINE`).
+    #[serde(default)]
+    pub baseline: Option<BaselineResult>,
     /// One line each: gates that cannot pass even if every run passes, and totals that
     /// overflowed and stopped at the largest number.
     #[serde(default)]
@@ -428,6 +431,7 @@ impl Report {
             totals,
             aggregates: aggregates(&rows, config),
             comparisons: Vec::new(),
+            baseline: None,
             warnings,
             rows,
             records,

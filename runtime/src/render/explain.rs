@@ -20,6 +20,7 @@ pub(crate) fn section(report: &Report, out: &mut String) {
         .collect();
     let mut analysis = crate::render::analysis::readings(report);
     analysis.extend(crate::render::compare::readings(report));
+    analysis.extend(crate::render::baseline::readings(report));
     if rows.is_empty() && analysis.is_empty() {
         return;
     }

@@ -8,6 +8,7 @@
 pub(crate) mod analysis;
 #[cfg(test)]
 mod analysis_tests;
+pub(crate) mod baseline;
 pub(crate) mod compare;
 pub(crate) mod explain;
 pub(crate) mod summary;

@@ -167,6 +167,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
     gates_block(report, intervals.as_ref(), &mut out);
     metrics_block(report, &mut out);
     crate::render::compare::section(report, color, &mut out);
+    crate::render::baseline::section(report, color, &mut out);
     if report.stats_config.explain {
         crate::render::explain::section(report, &mut out);
     } else if report
@@ -174,6 +175,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         .iter()
         .any(|row| row.gate.is_some_and(|g| g.verdict != Verdict::Pass))
         || !report.comparisons.is_empty()
+        || report.baseline.is_some()
     {
         let _ = writeln!(
             out,

@@ -26,6 +26,7 @@
 use std::path::{Path, PathBuf};
 
 pub(crate) mod atomic;
+pub(crate) mod baseline;
 mod history;
 mod key;
 pub(crate) mod live;

@@ -335,7 +335,7 @@ impl SessionData {
     /// not account for among its warnings.
     pub fn into_report(self) -> Report {
         let mut report = Report::build(self.cases, self.records, &self.stats);
-        report.analyze();
+        crate::store::baseline::analyze(&mut report);
         note_store(&mut report, self.warnings, self.unrecorded);
         report
     }

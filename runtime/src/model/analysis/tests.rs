@@ -151,3 +151,67 @@ fn margins_read_their_verdict_off_the_interval() {
     assert_eq!(margin_verdict(Some((-0.04, 0.06)), 0.05, true), Undecided);
     assert_eq!(margin_verdict(None, 0.05, true), Undecided);
 }
+
+#[test]
+fn a_baseline_pairs_cases_by_id_and_judges_each_function() {
+    use crate::model::analysis::Baseline;
+    use crate::types::stats::Verdict;
+    let before = qa();
+    // This run: qa::0 to qa::22 only (qa::23 is gone), each passing one run fewer, and a
+    // case the baseline never had.
+    let mut records = Vec::new();
+    for i in 0..23u32 {
+        for run in 1..=10u32 {
+            let passes = (i % 11).saturating_sub(1);
+            let outcome = if run <= passes {
+                Outcome::Pass
+            } else {
+                Outcome::Fail
+            };
+            records.push(record(&format!("qa::{i}"), run, outcome, 0.0, vec![]));
+        }
+    }
+    records.push(record("new::x", 1, Outcome::Pass, 0.0, vec![]));
+    let infos: Vec<_> = records.iter().map(|r| info(&r.case)).collect();
+    let config = StatsConfig {
+        margin: Some(0.05),
+        ..StatsConfig::default()
+    };
+    let mut now = Report::build(infos, records, &config);
+    let baseline = Baseline::of("before.json", &before);
+    assert!(baseline.judges("qa::3", &config) && !baseline.judges("new::x", &config));
+    now.analyze_with(Some(&baseline));
+    let result = now.baseline.as_ref().expect("a baseline result");
+    assert_eq!(result.paired, 23);
+    assert_eq!(result.only_current, ["new::x"]);
+    assert_eq!(result.only_baseline, ["qa::23"]);
+    assert_eq!(
+        result.comparisons.len(),
+        1,
+        "new has no paired case: no comparison"
+    );
+    let qa = &result.comparisons[0];
+    assert_eq!(
+        (qa.arm.as_str(), qa.baseline.as_str()),
+        ("current", "baseline")
+    );
+    assert_eq!(qa.verdict, Some(Verdict::Fail));
+    assert_eq!(qa.unpaired, ["23"]);
+    // qa's failed runs are samples of the regression gate; its verdict fails the session.
+    assert_eq!(now.exit_status, 1);
+    let same = {
+        let mut report = before.clone();
+        report.stats_config = config.clone();
+        report.analyze_with(Some(&baseline));
+        report
+    };
+    let qa = &same.baseline.as_ref().expect("a result").comparisons[0];
+    assert_eq!(
+        (qa.difference, qa.verdict),
+        (Some(0.0), Some(Verdict::Pass))
+    );
+    assert_eq!(
+        same.exit_status, 0,
+        "within the margin, its failed runs fail nothing"
+    );
+}

@@ -55,7 +55,7 @@ impl ReportFile {
         let (mut report, open) = Report::build_with(data.cases, paired, &self.stats);
         if patchable == Patchable::Final {
             // Every result is in, and nothing will patch the head after it.
-            report.analyze();
+            crate::store::baseline::analyze(&mut report);
         }
         note_store(&mut report, data.warnings, data.unrecorded);
 

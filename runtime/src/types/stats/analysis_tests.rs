@@ -149,3 +149,11 @@ fn doubling_inputs_always_narrows_by_a_factor_of_root_two() {
     assert!((projected_width(10.0, 0.0, 2.0, 1.0) - 0.5f64.sqrt()).abs() < 1e-15);
     assert!((projected_width(10.0, 1.0, 2.0, 1.0) - 1.0).abs() < 1e-15);
 }
+
+#[test]
+fn fisher_sums_the_terms_pytest_probability_sums() {
+    // pytest-probability's fisher_exact(6, 10, 6, 10) is 0.9999999999999934 with CPython's
+    // lgamma, and prints as 0.99; the same terms give the same sum here.
+    assert_eq!(fisher_exact(6, 10, 6, 10), 0.9999999999999934);
+    assert_eq!(fisher_exact(9, 10, 9, 10), 1.0);
+}
