@@ -7,7 +7,9 @@
 
 use std::fmt::Write;
 
-use crate::export::{fraction, interval_text, needs_attention, verdict_word};
+use crate::export::{
+    fraction, gates_text, interval_text, needs_attention, overall_text, verdict_word,
+};
 use crate::model::{Report, Row};
 use crate::render::text::{bar_text, bound_percent, model_name, money, thousands};
 use crate::types::stats::Verdict;
@@ -57,41 +59,12 @@ pub fn markdown(report: &Report) -> String {
 
 /// The overall line, the gates and the cost, as the summary's totals say them.
 fn overall(report: &Report, out: &mut String) {
-    let totals = &report.totals;
-    let _ = write!(
-        out,
-        "**Overall: {}/{} passed ({:.0}%)**",
-        totals.passes, totals.count, totals.pass_rate
-    );
-    if totals.errors > 0 {
-        let _ = write!(out, ", {} errored", totals.errors);
+    let _ = writeln!(out, "**{}**  ", overall_text(report));
+    if let Some(gates) = gates_text(report) {
+        let _ = writeln!(out, "Gates: {gates}  ");
     }
-    if totals.retries > 0 {
-        let noun = if totals.retries == 1 {
-            "retry"
-        } else {
-            "retries"
-        };
-        let _ = write!(out, ", {} {noun} not counted", totals.retries);
-    }
-    out.push_str("  \n");
-    let verdicts: Vec<&str> = report
-        .rows
-        .iter()
-        .filter_map(|row| row.gate.map(|gate| verdict_word(gate.verdict)))
-        .collect();
-    if !verdicts.is_empty() {
-        let count = |word: &str| verdicts.iter().filter(|v| **v == word).count();
-        let mut parts = vec![format!("{} passed", count("PASS"))];
-        for (word, said) in [("FAIL", "failed"), ("UNDECIDED", "undecided")] {
-            if count(word) > 0 {
-                parts.push(format!("{} {said}", count(word)));
-            }
-        }
-        let _ = writeln!(out, "Gates: {}  ", parts.join(", "));
-    }
-    if totals.cost > 0.0 {
-        let _ = writeln!(out, "Cost: {}  ", money(totals.cost));
+    if report.totals.cost > 0.0 {
+        let _ = writeln!(out, "Cost: {}  ", money(report.totals.cost));
     }
     out.push('\n');
 }

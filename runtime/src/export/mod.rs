@@ -60,6 +60,48 @@ pub(crate) fn verdict_word(verdict: Verdict) -> &'static str {
     }
 }
 
+/// `Overall: 24/40 passed (60%), 3 errored`, as the summary's totals line says it.
+pub(crate) fn overall_text(report: &Report) -> String {
+    let totals = &report.totals;
+    let mut text = format!(
+        "Overall: {}/{} passed ({:.0}%)",
+        totals.passes, totals.count, totals.pass_rate
+    );
+    if totals.errors > 0 {
+        text.push_str(&format!(", {} errored", totals.errors));
+    }
+    if totals.retries > 0 {
+        let noun = if totals.retries == 1 {
+            "retry"
+        } else {
+            "retries"
+        };
+        text.push_str(&format!(", {} {noun} not counted", totals.retries));
+    }
+    text
+}
+
+/// `1 passed, 1 failed`: the rows' gate verdicts, as the summary's `Gates:` line says them;
+/// `None` without gates.
+pub(crate) fn gates_text(report: &Report) -> Option<String> {
+    let verdicts: Vec<Verdict> = report
+        .rows
+        .iter()
+        .filter_map(|row| row.gate.map(|gate| gate.verdict))
+        .collect();
+    if verdicts.is_empty() {
+        return None;
+    }
+    let count = |verdict: Verdict| verdicts.iter().filter(|v| **v == verdict).count();
+    let mut parts = vec![format!("{} passed", count(Verdict::Pass))];
+    for (verdict, word) in [(Verdict::Fail, "failed"), (Verdict::Undecided, "undecided")] {
+        if count(verdict) > 0 {
+            parts.push(format!("{} {word}", count(verdict)));
+        }
+    }
+    Some(parts.join(", "))
+}
+
 /// `7/10`.
 pub(crate) fn fraction(row: &Row) -> String {
     format!("{}/{}", row.passes, row.total)

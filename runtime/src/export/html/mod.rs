@@ -19,8 +19,8 @@ use std::collections::HashMap;
 use askama::Template;
 
 use crate::export::{
-    doctor_command, fraction, interval_text, needs_attention, records_by_row, run_message,
-    verdict_word,
+    doctor_command, fraction, gates_text, interval_text, needs_attention, overall_text,
+    records_by_row, run_message, verdict_word,
 };
 use crate::model::{Record, Report, Row};
 use crate::render::text::{bar_text, model_name, money, thousands, token_text};
@@ -174,8 +174,8 @@ pub fn html(report: &Report, history: &History) -> String {
         session: report.session.clone().unwrap_or_default(),
         created: &report.created,
         version: &report.version,
-        overall: overall(report),
-        gates: gates(report),
+        overall: overall_text(report),
+        gates: gates_text(report).unwrap_or_default(),
         cost: if report.totals.cost > 0.0 {
             money(report.totals.cost)
         } else {
@@ -206,47 +206,6 @@ pub fn html(report: &Report, history: &History) -> String {
     // shows is a plain string or number.
     page.render()
         .unwrap_or_else(|error| format!("<!doctype html><p>{error}</p>"))
-}
-
-/// `Overall: 24/40 passed (60%), 3 errored`, as the summary says it.
-fn overall(report: &Report) -> String {
-    let totals = &report.totals;
-    let mut text = format!(
-        "Overall: {}/{} passed ({:.0}%)",
-        totals.passes, totals.count, totals.pass_rate
-    );
-    if totals.errors > 0 {
-        text.push_str(&format!(", {} errored", totals.errors));
-    }
-    if totals.retries > 0 {
-        let noun = if totals.retries == 1 {
-            "retry"
-        } else {
-            "retries"
-        };
-        text.push_str(&format!(", {} {noun} not counted", totals.retries));
-    }
-    text
-}
-
-/// `1 passed, 1 failed`, empty without gates.
-fn gates(report: &Report) -> String {
-    let verdicts: Vec<Verdict> = report
-        .rows
-        .iter()
-        .filter_map(|r| r.gate.map(|g| g.verdict))
-        .collect();
-    if verdicts.is_empty() {
-        return String::new();
-    }
-    let count = |verdict: Verdict| verdicts.iter().filter(|v| **v == verdict).count();
-    let mut parts = vec![format!("{} passed", count(Verdict::Pass))];
-    for (verdict, word) in [(Verdict::Fail, "failed"), (Verdict::Undecided, "undecided")] {
-        if count(verdict) > 0 {
-            parts.push(format!("{} {word}", count(verdict)));
-        }
-    }
-    parts.join(", ")
 }
 
 fn tone(status: Status) -> &'static str {
