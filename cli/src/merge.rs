@@ -132,6 +132,9 @@ mod tests {
             message: None,
             location: None,
             elapsed: 0.01,
+            waited: 0.0,
+            waited_for: None,
+            replayed: None,
             cost,
             usage: vec![TokenUsage {
                 model: "m-small".to_string(),

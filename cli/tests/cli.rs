@@ -59,6 +59,9 @@ fn record(case: &str, run: u32, outcome: Outcome) -> Record {
         message: (outcome != Outcome::Pass).then(|| "assertion failed".to_string()),
         location: None,
         elapsed: 0.01,
+        waited: 0.0,
+        waited_for: None,
+        replayed: None,
         cost: 0.25,
         usage: vec![TokenUsage {
             model: "m-small".to_string(),

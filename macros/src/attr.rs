@@ -21,6 +21,8 @@ pub(crate) const ACCEPTED_KEYS: &[&str] = &[
     "baseline",
     "margin",
     "equivalence",
+    "timeout",
+    "limit",
 ];
 
 /// Everything written inside `#[probability(...)]`.
@@ -33,6 +35,8 @@ pub(crate) struct Attr {
     pub(crate) gate: Vec<(Ident, Expr)>,
     /// The comparison's keys (`compare`, `baseline`, `margin`, `equivalence`) in written order.
     pub(crate) compare: Vec<(Ident, Expr)>,
+    /// How each run is executed (`timeout`, `limit`), in written order.
+    pub(crate) run_options: Vec<(Ident, Expr)>,
     /// Problems found while parsing; validation adds its own later.
     pub(crate) errors: Vec<syn::Error>,
 }
@@ -100,6 +104,13 @@ impl Parse for Attr {
                     let value: Expr = input.parse()?;
                     if !attr.compare.iter().any(|(known, _)| *known == key) {
                         attr.compare.push((key, value));
+                    }
+                }
+                "timeout" | "limit" => {
+                    input.parse::<Token![=]>()?;
+                    let value: Expr = input.parse()?;
+                    if !attr.run_options.iter().any(|(known, _)| *known == key) {
+                        attr.run_options.push((key, value));
                     }
                 }
                 _ => {

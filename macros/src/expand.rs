@@ -310,6 +310,7 @@ fn data_module(
         }
         None => quote!(),
     };
+    let run_options = crate::run_options::tokens(&model.run_options);
     let entries = settings
         .config
         .entries
@@ -332,7 +333,7 @@ fn data_module(
                 &CASES, #layout,
                 ::probtest::__private::Config::new(#json, #delay, #root, &[#(#entries),*]),
                 #gate,
-            )#compare;
+            )#compare #run_options;
             static CASES: [&::probtest::__private::Case; #case_count] = [#(&#case_statics),*];
             #[::probtest::__private::linkme::distributed_slice(::probtest::__private::BENCHES)]
             #[linkme(crate = ::probtest::__private::linkme)]

@@ -13,6 +13,7 @@ mod attr;
 mod compare;
 mod expand;
 mod ids;
+mod run_options;
 mod settings;
 mod valid;
 

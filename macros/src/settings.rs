@@ -217,6 +217,11 @@ fn apply_table(
                         format!("{} must be true or false, got {value}", at(key))
                     })?);
             }
+            "limits" => {
+                let text = limits_text(value).map_err(|why| format!("{}{why}", at(key)))?;
+                config.entries.retain(|(known, _)| known != key);
+                config.entries.push((key.to_string(), text));
+            }
             key if is_config_key(key) && !TYPED_KEYS.contains(&key) => {
                 let text = match value {
                     toml::Value::String(text) => text.clone(),
@@ -256,6 +261,52 @@ fn apply_table(
         }
     }
     Ok(())
+}
+
+/// `[..metadata.probtest.limits]` as the runtime reads it: `openai=4/60,local=2/`, each key's
+/// concurrency and per-minute limit (either may be empty). A key given as a number is its
+/// concurrency.
+fn limits_text(value: &toml::Value) -> Result<String, String> {
+    let table = value
+        .as_table()
+        .ok_or_else(|| format!(" must be a table of limits, got {value}"))?;
+    let count = |name: &str, field: &str, value: Option<&toml::Value>| match value {
+        None => Ok(String::new()),
+        Some(value) => value
+            .as_integer()
+            .filter(|n| *n >= 1 && *n <= i64::from(u32::MAX))
+            .map(|n| n.to_string())
+            .ok_or_else(|| {
+                format!(".{name}.{field} must be a whole number at least 1, got {value}")
+            }),
+    };
+    let mut parts = Vec::new();
+    for (name, limit) in table {
+        let (concurrency, per_minute) = match limit {
+            toml::Value::Integer(_) => (count(name, "concurrency", Some(limit))?, String::new()),
+            toml::Value::Table(fields) => {
+                if let Some(other) = fields
+                    .keys()
+                    .find(|field| *field != "concurrency" && *field != "per_minute")
+                {
+                    return Err(format!(
+                        ".{name}: unknown key `{other}`; expected concurrency, per_minute"
+                    ));
+                }
+                (
+                    count(name, "concurrency", fields.get("concurrency"))?,
+                    count(name, "per_minute", fields.get("per_minute"))?,
+                )
+            }
+            other => {
+                return Err(format!(
+                    ".{name} must be {{ concurrency = N, per_minute = M }}, got {other}"
+                ))
+            }
+        };
+        parts.push(format!("{name}={concurrency}/{per_minute}"));
+    }
+    Ok(parts.join(","))
 }
 
 /// Removes `.` and `..` components without touching the file system, so that the report path
@@ -431,6 +482,40 @@ mod tests {
         assert_eq!(text("prior"), Some("1,2"));
         assert_eq!(text("metrics"), Some("pass^3,pass@5"));
         assert_eq!(text("explain"), Some("true"));
+    }
+
+    #[test]
+    fn limits_are_kept_as_text_for_the_runtime() {
+        let dir = temp_dir("limits");
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"m\"\n[package.metadata.probtest]\ntimeout = \"30s\"\n[package.metadata.probtest.limits]\nopenai = { concurrency = 4, per_minute = 60 }\nlocal = 2\nslow = { per_minute = 6 }\n",
+        )
+        .expect("write");
+        let settings = load_uncached(Some(&dir), env_of(&[])).expect("valid");
+        let text = |key: &str| {
+            settings
+                .config
+                .entries
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(text("timeout").as_deref(), Some("30s"));
+        assert_eq!(
+            text("limits").as_deref(),
+            Some("local=2/,openai=4/60,slow=/6")
+        );
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"m\"\n[package.metadata.probtest.limits]\nopenai = { concurrency = 0 }\n",
+        )
+        .expect("write");
+        let err = load_uncached(Some(&dir), env_of(&[])).unwrap_err();
+        assert!(
+            err.ends_with("[package.metadata.probtest] limits.openai.concurrency must be a whole number at least 1, got 0"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub(crate) struct Model {
     pub(crate) gate: Option<Gate>,
     /// The function's comparison of one argument's values, if the attribute asks for one.
     pub(crate) compare: Option<crate::compare::Compare>,
+    /// `timeout` and `limit`.
+    pub(crate) run_options: crate::run_options::RunOptions,
     pub(crate) runs: u32,
     pub(crate) transpose: bool,
     pub(crate) cases: Vec<Case>,
@@ -80,12 +82,14 @@ pub(crate) fn validate(
     let runs = settings.runs(attribute_runs);
     let gate = check_gate(&attr.gate, runs, &mut errors);
     let compare = crate::compare::check(&attr.compare, &groups, &mut errors);
+    let run_options = crate::run_options::check(&attr.run_options, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
     Ok(Model {
         gate,
         compare,
+        run_options,
         runs,
         transpose: settings.transpose,
         cases: build_cases(&groups, func),

@@ -138,6 +138,10 @@
 //! | `PROB_SUMMARY` | | `0` turns off the section each test process prints at exit |
 //! | `PROB_ITEMS_OUT` | | a file: at start-up, a test binary writes its generated items there as JSON, each with its row and run (`cargo probtest doctor` sets it to diagnose a row) |
 //! | `PROB_RECONCILE` | | `1`: when nextest lists a test binary, its generated items are written to the session, so that a test process that dies before start-up is still counted (`cargo probtest run --nextest` sets it) |
+//! | `PROB_TIMEOUT` | `timeout` | how long a run may take (`30s`, `1m30s`); the attribute's `timeout` is overridden by the variable and overrides the config. A run past it is an error |
+//! | `PROB_LIMIT_<KEY>`, `PROB_LIMIT_<KEY>_PER_MINUTE` | `limits` | how many guards of `probtest::limit("<key>")` may be held at once across the session, and taken a minute (`[package.metadata.probtest.limits] openai = { concurrency = 4, per_minute = 60 }`) |
+//! | `PROB_CACHE` | `cache` | `record`, `replay` or `off` (default): what `probtest::cached` does |
+//! | `PROB_BACKTRACE` | `backtrace` | `1`: a stored panic keeps the user's own frames (probtest's, std's, tokio's and libtest's left out) |
 //!
 //! Config lives in `[package.metadata.probtest]`, then `[workspace.metadata.probtest]`, of
 //! `Cargo.toml`. Changing `PROB_RUNS`, `PROB_TRANSPOSE` or the config rebuilds the tests. A
@@ -184,6 +188,8 @@ mod render;
 pub mod store;
 mod types;
 
+pub use harness::cache::cached;
+pub use harness::limits::{limit, try_limit, LimitGuard};
 pub use harness::recording::{
     current_run, record_cost, record_usage, try_record_cost, try_record_usage, RecordError,
     RunHandle,

@@ -183,7 +183,114 @@ pub const SETTINGS: &[Setting] = &[
         Phase::Run,
         "list the generated items to the session",
     ),
+    setting(
+        "PROB_TIMEOUT",
+        Some("timeout"),
+        Phase::Run,
+        "how long a run may take",
+    ),
+    setting(
+        "PROB_LIMIT_<KEY>",
+        Some("limits"),
+        Phase::Run,
+        "how many guards of a limit may be held at once",
+    ),
+    setting(
+        "PROB_LIMIT_<KEY>_PER_MINUTE",
+        None,
+        Phase::Run,
+        "how many guards of a limit may be taken a minute",
+    ),
+    setting(
+        "PROB_CACHE",
+        Some("cache"),
+        Phase::Run,
+        "record, replay or call through",
+    ),
+    setting(
+        "PROB_BACKTRACE",
+        Some("backtrace"),
+        Phase::Run,
+        "keep the user's frames of a panic",
+    ),
 ];
+
+/// The variable that sets the concurrency of the limit `key`: `PROB_LIMIT_OPENAI` for
+/// `openai`, every character that is not a letter or digit as `_`.
+pub fn limit_variable(key: &str) -> String {
+    let mut variable = String::from("PROB_LIMIT_");
+    for c in key.chars() {
+        variable.push(if c.is_ascii_alphanumeric() {
+            c.to_ascii_uppercase()
+        } else {
+            '_'
+        });
+    }
+    variable
+}
+
+/// A duration written as humantime writes one: `30s`, `500ms`, `1m30s`, `1.5h`, `2 min`; units
+/// `ns`, `us`, `ms`, `s`, `m`, `h`, `d` and their long names. Zero is refused: a timeout of
+/// nothing fails every run.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let refused =
+        |why: &str| format!("expected a duration such as `30s` or `1m30s`{why}, got `{text}`");
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return Err(refused(""));
+    }
+    let mut total = 0.0f64;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..digits].parse().map_err(|_| refused(""))?;
+        rest = rest[digits..].trim_start();
+        let letters = rest
+            .find(|c: char| !c.is_alphabetic())
+            .unwrap_or(rest.len());
+        let seconds = match &rest[..letters] {
+            "ns" | "nsec" | "nanos" => 1e-9,
+            "us" | "µs" | "usec" | "micros" => 1e-6,
+            "ms" | "msec" | "millis" => 1e-3,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
+            "h" | "hr" | "hrs" | "hour" | "hours" => 3600.0,
+            "d" | "day" | "days" => 86400.0,
+            "" => return Err(refused(" (a number needs its unit)")),
+            _ => return Err(refused("")),
+        };
+        total += number * seconds;
+        rest = rest[letters..].trim_start();
+    }
+    match std::time::Duration::try_from_secs_f64(total) {
+        Ok(duration) if !duration.is_zero() && total <= 1e15 => Ok(duration),
+        Ok(duration) if duration.is_zero() => Err(refused(" longer than zero")),
+        _ => Err(refused(" of at most 1e15 seconds")),
+    }
+}
+
+/// A duration as [`parse_duration`] reads it, in its largest whole unit: `30s`, `2m`, `250ms`.
+pub fn format_duration(duration: std::time::Duration) -> String {
+    let nanos = duration.as_nanos();
+    const UNITS: [(u128, &str); 6] = [
+        (86_400_000_000_000, "d"),
+        (3_600_000_000_000, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+    ];
+    for (size, unit) in UNITS {
+        if nanos >= size && nanos.is_multiple_of(size) {
+            return format!("{}{unit}", nanos / size);
+        }
+    }
+    if nanos >= 1_000_000_000 {
+        return format!("{}s", duration.as_secs_f64());
+    }
+    format!("{nanos}ns")
+}
 
 /// The setting of an environment variable.
 ///
@@ -382,6 +489,42 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn durations_read_and_write_as_humantime_does() {
+        use std::time::Duration;
+        for (text, duration) in [
+            ("30s", Duration::from_secs(30)),
+            (" 1m30s ", Duration::from_secs(90)),
+            ("1m 30s", Duration::from_secs(90)),
+            ("500ms", Duration::from_millis(500)),
+            ("1.5h", Duration::from_secs(5400)),
+            ("2 minutes", Duration::from_secs(120)),
+        ] {
+            assert_eq!(parse_duration(text), Ok(duration), "{text}");
+        }
+        assert_eq!(
+            parse_duration("30"),
+            Err(
+                "expected a duration such as `30s` or `1m30s` (a number needs its unit), got `30`"
+                    .to_string()
+            )
+        );
+        for bad in ["", "soon", "3 fortnights", "0s", "1e20s", "-1s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        for (duration, text) in [
+            (Duration::from_secs(30), "30s"),
+            (Duration::from_secs(120), "2m"),
+            (Duration::from_secs(90), "90s"),
+            (Duration::from_millis(250), "250ms"),
+            (Duration::from_millis(1500), "1500ms"),
+        ] {
+            assert_eq!(format_duration(duration), text);
+            assert_eq!(parse_duration(text), Ok(duration));
+        }
+        assert_eq!(limit_variable("open-ai.v2"), "PROB_LIMIT_OPEN_AI_V2");
     }
 
     #[test]

@@ -42,6 +42,34 @@ struct RecordShape<'a> {
     cost: Option<f64>,
     #[serde(default)]
     usage: Cow<'a, [TokenUsage]>,
+    /// probtest's: seconds waited for limits and for which, when the run waited.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    waited: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    waited_for: Option<Cow<'a, str>>,
+    /// probtest's: the cost replayed from the cassette, when the run replayed anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replayed: Option<f64>,
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
+}
+
+/// The fields a record has only when the run waited for a limit or replayed from the cassette,
+/// as serde writes them: `,"waited":…,"waited_for":…,"replayed":…`.
+fn record_extras(record: &Record) -> String {
+    let mut extras = String::new();
+    if record.waited != 0.0 {
+        extras.push_str(&format!(",\"waited\":{}", Num(finite(record.waited))));
+    }
+    if let Some(key) = &record.waited_for {
+        extras.push_str(&format!(",\"waited_for\":{}", Str(key)));
+    }
+    if let Some(replayed) = record.replayed {
+        extras.push_str(&format!(",\"replayed\":{}", Num(finite(replayed))));
+    }
+    extras
 }
 
 fn first_attempt() -> u32 {
@@ -80,6 +108,9 @@ impl Serialize for Record {
             elapsed: self.elapsed,
             cost: spent(self),
             usage: Cow::Borrowed(&self.usage),
+            waited: finite(self.waited),
+            waited_for: self.waited_for.as_deref().map(Cow::Borrowed),
+            replayed: self.replayed.map(finite),
         }
         .serialize(serializer)
     }
@@ -100,6 +131,9 @@ impl<'de> Deserialize<'de> for Record {
             elapsed: shape.elapsed,
             cost: shape.cost.unwrap_or(0.0),
             usage: shape.usage.into_owned(),
+            waited: shape.waited,
+            waited_for: shape.waited_for.map(Cow::into_owned),
+            replayed: shape.replayed,
         })
     }
 }
@@ -130,7 +164,7 @@ pub(crate) fn record_of(identity: &str, record: &Record) -> io::Result<String> {
     };
     Ok(format!(
         "{{{identity},\"run\":{},\"attempt\":{},\"outcome\":\"{}\",\
-         \"message\":{},\"error\":{},\"location\":{},\"elapsed\":{},\"cost\":{cost},\"usage\":{usage}}}",
+         \"message\":{},\"error\":{},\"location\":{},\"elapsed\":{},\"cost\":{cost},\"usage\":{usage}{}}}",
         record.run,
         record.attempt,
         record.outcome.name(),
@@ -138,6 +172,7 @@ pub(crate) fn record_of(identity: &str, record: &Record) -> io::Result<String> {
         OptionalStr(error),
         OptionalStr(record.location.as_deref()),
         Num(record.elapsed),
+        record_extras(record),
     ))
 }
 

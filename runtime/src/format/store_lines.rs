@@ -77,6 +77,14 @@ pub(crate) enum Line<'a> {
         cost: f64,
         #[serde(default)]
         usage: Cow<'a, [TokenUsage]>,
+        /// Seconds waited for limits, and for which, when the run waited.
+        #[serde(default)]
+        waited: f64,
+        #[serde(default)]
+        waited_for: Option<Cow<'a, str>>,
+        /// The cost replayed from the cassette, when the run replayed anything.
+        #[serde(default)]
+        replayed: Option<f64>,
     },
 }
 
@@ -181,6 +189,9 @@ impl<'a> Plain<'a> {
             elapsed,
             cost,
             usage: Cow::Owned(Vec::new()),
+            waited: 0.0,
+            waited_for: None,
+            replayed: None,
         })
     }
 }
@@ -265,8 +276,19 @@ pub(crate) fn end_line(proc: &str, seq: u64, record: &Record) -> io::Result<Stri
     } else {
         format!(",\"usage\":{}", serde(&record.usage)?)
     };
+    // Rare, and read by serde: the hand reader stops at them.
+    let mut extras = String::new();
+    if record.waited != 0.0 {
+        extras.push_str(&format!(",\"waited\":{}", Num(finite(record.waited))));
+    }
+    if let Some(key) = &record.waited_for {
+        extras.push_str(&format!(",\"waited_for\":{}", Str(key)));
+    }
+    if let Some(replayed) = record.replayed {
+        extras.push_str(&format!(",\"replayed\":{}", Num(finite(replayed))));
+    }
     Ok(format!(
-        "\n{{\"t\":\"end\",\"proc\":\"{proc}\",\"seq\":{seq},\"outcome\":\"{}\",\"elapsed\":{},\"cost\":{}{}{}{usage}}}",
+        "\n{{\"t\":\"end\",\"proc\":\"{proc}\",\"seq\":{seq},\"outcome\":\"{}\",\"elapsed\":{},\"cost\":{}{}{}{usage}{extras}}}",
         record.outcome.name(),
         // JSON has no infinity: the line would be unreadable, its run counted as died.
         Num(finite(record.elapsed)),

@@ -51,7 +51,31 @@ fn records() -> Vec<Record> {
     records[2].elapsed = 3.0;
     records[0].elapsed = 0.1 + 0.2;
     records[0].cost = 1e21;
+    // Waited for a limit; replayed from the cassette.
+    records[2].waited = 41.5;
+    records[2].waited_for = Some("open \"ai\"".into());
+    records[1].replayed = Some(1e-7);
     records
+}
+
+#[test]
+fn waits_and_replays_round_trip_and_older_records_read_without_them() {
+    for record in records() {
+        let text = report::record(&record).expect("written");
+        let back: Record = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(back, record);
+    }
+    let older = r#"{"case":"c","run":1,"outcome":"pass","elapsed":0.5,"cost":null}"#;
+    let record: Record = serde_json::from_str(older).expect("reads");
+    assert_eq!(
+        (record.waited, record.waited_for, record.replayed),
+        (0.0, None, None)
+    );
+    let plain = report::record(&records()[0]).expect("written");
+    assert!(
+        !plain.contains("waited") && !plain.contains("replayed"),
+        "{plain}"
+    );
 }
 
 #[test]

@@ -5,6 +5,9 @@
 //! `store`, `export`.
 
 pub(crate) mod assertions;
+pub(crate) mod cache;
+pub(crate) mod frames;
+pub(crate) mod limits;
 pub(crate) mod margins;
 pub(crate) mod pages;
 pub(crate) mod recorder;
@@ -13,3 +16,4 @@ pub(crate) mod registry;
 pub(crate) mod runner;
 pub(crate) mod settings;
 pub(crate) mod startup;
+pub(crate) mod timeout;

@@ -31,6 +31,11 @@ pub(crate) struct Ending {
     pub(crate) elapsed: Duration,
     pub(crate) cost: f64,
     pub(crate) usage: Vec<TokenUsage>,
+    /// Time waited for limits, apart from `elapsed`, and the limit waited for longest.
+    pub(crate) waited: Duration,
+    pub(crate) waited_for: Option<String>,
+    /// The cost replayed from the cassette, when anything was replayed.
+    pub(crate) replayed: Option<f64>,
 }
 
 struct InFlight {
@@ -408,6 +413,9 @@ fn to_record(case: &'static Case, run: u32, attempt: u32, ending: Ending) -> Rec
             crate::types::sum::saturating_add(total, usage.cost)
         }),
         usage,
+        waited: ending.waited.as_secs_f64(),
+        waited_for: ending.waited_for,
+        replayed: ending.replayed,
     }
 }
 

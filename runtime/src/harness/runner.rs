@@ -46,6 +46,11 @@ impl<E: std::fmt::Debug> BenchReturn for Result<(), E> {
 #[derive(Default)]
 pub(crate) struct RunState {
     data: Mutex<RunData>,
+    /// What the run waited for limits (`harness::limits`); apart from `data`, which the panic
+    /// hook locks, since a timeout's watcher reads it while the body runs.
+    pub(crate) waits: Mutex<crate::harness::limits::Waits>,
+    /// The run's case and number, for the cassette (`harness::cache`).
+    pub(crate) origin: Option<(&'static Case, u32)>,
 }
 
 #[derive(Default)]
@@ -53,6 +58,9 @@ struct RunData {
     finished: bool,
     usage: Vec<TokenUsage>,
     cost: f64,
+    /// The cost replayed from the cassette (`harness::cache`), part of `cost` and `usage`'s;
+    /// `Some` once anything was replayed.
+    replayed: Option<f64>,
     panic: Option<PanicNote>,
 }
 
@@ -61,6 +69,8 @@ struct PanicNote {
     message: String,
     location: Option<String>,
     assertion: bool,
+    /// The user's frames, with `PROB_BACKTRACE` (`harness::frames`).
+    frames: Option<String>,
 }
 
 impl RunState {
@@ -76,6 +86,37 @@ impl RunState {
             return Err(RecordError::RunFinished);
         }
         data.usage.push(usage);
+        Ok(())
+    }
+
+    /// Where the run's usage and cost stand, for [`RunState::recorded_since`].
+    pub(crate) fn usage_mark(&self) -> (usize, f64) {
+        let data = self.lock();
+        (data.usage.len(), data.cost)
+    }
+
+    /// The usage entries and the cost recorded since `mark`.
+    pub(crate) fn recorded_since(&self, mark: (usize, f64)) -> (Vec<TokenUsage>, f64) {
+        let data = self.lock();
+        let usage = data.usage.get(mark.0..).unwrap_or_default().to_vec();
+        (usage, (data.cost - mark.1).max(0.0))
+    }
+
+    /// Adds usage and cost replayed from the cassette, noted as replayed.
+    pub(crate) fn add_replayed(
+        &self,
+        usage: Vec<TokenUsage>,
+        cost: f64,
+    ) -> Result<(), RecordError> {
+        let mut data = self.lock();
+        if data.finished {
+            return Err(RecordError::RunFinished);
+        }
+        let replayed = usage.iter().fold(cost, |sum, entry| sum + entry.cost);
+        data.usage.extend(usage);
+        data.cost = crate::types::sum::saturating_add(data.cost, cost);
+        let total = data.replayed.unwrap_or(0.0);
+        data.replayed = Some(crate::types::sum::saturating_add(total, replayed));
         Ok(())
     }
 
@@ -137,10 +178,12 @@ fn install_panic_hook() {
                 let location = info
                     .location()
                     .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+                let frames = crate::harness::frames::capture();
                 state.lock().panic = Some(PanicNote {
                     assertion: assertion || is_std_assertion(&message),
                     message,
                     location,
+                    frames,
                 });
             }
             previous(info);
@@ -192,7 +235,10 @@ impl Active {
         // Under nextest the process's run was started before `main` (see `startup`).
         let started = crate::harness::startup::take(case, run)
             .unwrap_or_else(|| recorder::started(case, run));
-        let state = Arc::new(RunState::default());
+        let state = Arc::new(RunState {
+            origin: Some((case, run)),
+            ..RunState::default()
+        });
         let active = Active {
             case,
             run,
@@ -202,8 +248,14 @@ impl Active {
             problem: std::cell::RefCell::new(started.problem),
         };
         let settings = settings::get(&case.bench.config);
-        let ready = match &settings.problem {
-            Some(problem) => Err(problem.clone()),
+        let timeout_problem = crate::harness::timeout::of(case).err().or_else(|| {
+            crate::harness::frames::enabled()
+                .as_ref()
+                .err()
+                .map(String::as_str)
+        });
+        let ready = match settings.problem.as_deref().or(timeout_problem) {
+            Some(problem) => Err(problem.to_string()),
             None => {
                 registry::ensure_setup(case.bench).map(|()| recorder::space_start(settings.delay))
             }
@@ -323,7 +375,12 @@ impl Active {
                         } else {
                             Outcome::Error
                         },
-                        note.message,
+                        // Only the first line of the payload is kept: later lines may hold
+                        // anything the program printed into it, secrets included.
+                        match note.frames {
+                            Some(frames) => format!("{}\n{frames}", first_line(&note.message)),
+                            None => first_line(&note.message),
+                        },
                         note.location,
                     ),
                     // Another panic hook replaced ours: classify from the payload alone.
@@ -334,20 +391,27 @@ impl Active {
                         } else {
                             Outcome::Error
                         };
-                        (outcome, message, None)
+                        (outcome, first_line(&message), None)
                     }
                 };
-                self.record(outcome, Some(first_line(&message)), location);
+                self.record(outcome, Some(message), location);
                 (outcome, Some(Failure::Panic(payload)))
             }
         }
     }
 
     fn record(&self, outcome: Outcome, message: Option<String>, location: Option<String>) {
-        let (usage, cost) = {
+        let (usage, cost, replayed) = {
             let mut data = self.state.lock();
             data.finished = true;
-            (std::mem::take(&mut data.usage), data.cost)
+            (std::mem::take(&mut data.usage), data.cost, data.replayed)
+        };
+        let (waited, waited_for) = {
+            let waits = self.state.waits.lock().unwrap_or_else(|p| p.into_inner());
+            (
+                waits.total(Instant::now()),
+                waits.longest().map(str::to_string),
+            )
         };
         let problem = recorder::finished(
             self.ticket,
@@ -357,9 +421,12 @@ impl Active {
                 outcome,
                 message,
                 location,
-                elapsed: self.started.elapsed(),
+                elapsed: self.started.elapsed().saturating_sub(waited),
                 cost,
                 usage,
+                waited,
+                waited_for,
+                replayed,
             },
         );
         if let Some(problem) = problem {
@@ -381,13 +448,61 @@ fn fail_item(failure: Option<Failure>) {
 /// Runs one synchronous run of `case`. Generated test items call this and nothing else.
 #[doc(hidden)]
 #[track_caller]
-pub fn run<R: BenchReturn>(case: &'static Case, run: u32, body: fn() -> R) {
+pub fn run<R: BenchReturn + 'static>(case: &'static Case, run: u32, body: fn() -> R) {
     let active = match Active::start(case, run) {
         Ok(active) => active,
         Err(message) => panic!("{message}"),
     };
-    let result = with_current(&active.state, || catch_unwind(|| body().into_result()));
+    let limit = case.bench.limit();
+    let result = match crate::harness::timeout::of(case) {
+        Ok(None) | Err(_) if limit.is_none() => {
+            with_current(&active.state, || catch_unwind(|| body().into_result()))
+        }
+        Ok(None) | Err(_) => with_current(&active.state, || catch_unwind(|| limited(limit, body))),
+        Ok(Some(timeout)) => {
+            let state = active.state.clone();
+            let on_thread =
+                Box::new(move || with_current(&state, || catch_unwind(|| limited(limit, body))));
+            let timed = crate::harness::timeout::run_on_thread(
+                &active.state,
+                active.started,
+                timeout,
+                on_thread,
+            );
+            match timed {
+                Some(result) => result,
+                None => {
+                    crate::harness::timeout::note_left_behind(case.row_id, run, timeout);
+                    active.time_out(timeout)
+                }
+            }
+        }
+    };
     fail_item(active.finish(result));
+}
+
+/// The body, with the attribute's limit (`limit = "key"`) held around it.
+fn limited<R: BenchReturn>(limit: Option<&'static str>, body: fn() -> R) -> Result<(), String> {
+    let _guard = limit.map(crate::harness::limits::limit);
+    body().into_result()
+}
+
+impl Active {
+    /// The result of a run that exceeded its timeout: an error with its message, as if the body
+    /// had panicked with it, so that gates judge it as any other error.
+    fn time_out(
+        &self,
+        timeout: std::time::Duration,
+    ) -> Result<Result<(), String>, Box<dyn Any + Send>> {
+        let message = crate::harness::timeout::message(timeout);
+        self.state.lock().panic = Some(PanicNote {
+            message: message.clone(),
+            location: None,
+            assertion: false,
+            frames: None,
+        });
+        Err(Box::new(message))
+    }
 }
 
 /// Runs one asynchronous run of `case` inside the test attribute's runtime.
@@ -404,12 +519,32 @@ where
             Ok(active) => active,
             Err(message) => panic!("{message}"),
         };
-        let result = CatchUnwind {
+        let limit = case.bench.limit();
+        let body = async move {
+            // Blocking while it waits: the attribute's limit is taken before the body starts.
+            let _guard = limit.map(crate::harness::limits::limit);
+            body.await
+        };
+        let body = CatchUnwind {
             future: Box::pin(body),
             state: active.state.clone(),
-        }
-        .await;
-        fail_item(active.finish(result.map(BenchReturn::into_result)));
+        };
+        let result = match crate::harness::timeout::of(case) {
+            Ok(None) | Err(_) => body.await.map(BenchReturn::into_result),
+            Ok(Some(timeout)) => {
+                let deadline = crate::harness::timeout::Deadline::new(
+                    body,
+                    active.state.clone(),
+                    active.started,
+                    timeout,
+                );
+                match deadline.await {
+                    Some(result) => result.map(BenchReturn::into_result),
+                    None => active.time_out(timeout),
+                }
+            }
+        };
+        fail_item(active.finish(result));
     }
 }
 

@@ -10,6 +10,7 @@ pub(crate) mod case;
 pub(crate) mod record;
 pub(crate) mod report;
 pub(crate) mod synthetic;
+pub(crate) mod waits;
 #[cfg(test)]
 pub(crate) mod tests;
 

@@ -37,6 +37,13 @@ pub struct Record {
     pub cost: f64,
     /// Every usage entry recorded in the run.
     pub usage: Vec<TokenUsage>,
+    /// Seconds the run waited for limits (`probtest::limit`), which `elapsed` leaves out.
+    pub waited: f64,
+    /// The limit the run waited for longest, when it waited.
+    pub waited_for: Option<String>,
+    /// The cost replayed from the cassette (`probtest::cached`), part of `cost` but not money
+    /// spent; `Some` when the run replayed anything.
+    pub replayed: Option<f64>,
 }
 
 impl Record {
@@ -74,5 +81,8 @@ pub(crate) fn died_record(
         elapsed: 0.0,
         cost: 0.0,
         usage: Vec::new(),
+        waited: 0.0,
+        waited_for: None,
+        replayed: None,
     }
 }

@@ -52,6 +52,9 @@ pub(crate) fn synthetic_records(cases: usize, runs: u32) -> (Vec<CaseInfo>, Vec<
                     .then(|| "assertion `left == right` failed".to_string()),
                 location: (outcome != Outcome::Pass).then(|| "tests/evals.rs:42:5".to_string()),
                 elapsed: 0.012,
+                waited: 0.0,
+                waited_for: None,
+                replayed: None,
                 cost: 0.0002,
                 usage: vec![usage],
             });

@@ -44,6 +44,9 @@ pub(crate) fn record(
         elapsed: 0.001,
         cost,
         usage,
+        waited: 0.0,
+        waited_for: None,
+        replayed: None,
     }
 }
 

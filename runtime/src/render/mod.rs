@@ -13,6 +13,7 @@ pub(crate) mod compare;
 pub(crate) mod explain;
 pub(crate) mod summary;
 pub(crate) mod text;
+pub(crate) mod waits;
 
 pub use summary::{color_enabled, summary, Options};
 pub(crate) use text::{bar_text, bound_percent};

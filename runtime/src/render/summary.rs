@@ -129,6 +129,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
     if show_cost {
         let _ = writeln!(out, "  Cost:    {}", money(totals.cost));
     }
+    crate::render::waits::lines(report, &mut out);
     if !totals.usage.is_empty() {
         let models = &totals.usage.0;
         let name_width = models

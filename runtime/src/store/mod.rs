@@ -27,8 +27,10 @@ use std::path::{Path, PathBuf};
 
 pub(crate) mod atomic;
 pub(crate) mod baseline;
+pub(crate) mod cache;
 mod history;
 mod key;
+pub(crate) mod limits;
 pub(crate) mod live;
 mod log;
 mod reconcile;

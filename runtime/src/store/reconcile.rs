@@ -110,6 +110,9 @@ impl Session {
                 elapsed: record.elapsed,
                 cost: 0.0,
                 usage: Cow::Owned(Vec::new()),
+                waited: 0.0,
+                waited_for: None,
+                replayed: None,
             });
             data.records.push(record);
             data.open.push(None);

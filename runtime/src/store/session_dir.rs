@@ -198,6 +198,9 @@ impl Session {
                             elapsed,
                             cost,
                             usage: Cow::Owned(Vec::new()),
+                            waited: 0.0,
+                            waited_for: None,
+                            replayed: None,
                         });
                 }
             }
@@ -295,6 +298,9 @@ impl Session {
                     elapsed,
                     cost,
                     usage,
+                    waited,
+                    waited_for,
+                    replayed,
                     ..
                 }) => {
                     data.records.push(Record {
@@ -309,6 +315,9 @@ impl Session {
                         elapsed,
                         cost,
                         usage: usage.into_owned(),
+                        waited,
+                        waited_for: waited_for.map(Cow::into_owned),
+                        replayed,
                     });
                     data.open.push(None);
                 }

@@ -45,6 +45,10 @@ pub struct Bench {
     pub(crate) gate: Option<GateSpec>,
     /// `compare = "axis"`, `baseline`, `margin` and `equivalence`, if given.
     compare: Option<CompareArgs>,
+    /// `timeout = "30s"`, if given.
+    timeout: Option<std::time::Duration>,
+    /// `limit = "key"`: the limit held around every run's body, if given.
+    limit: Option<&'static str>,
 }
 
 /// The comparison keys of the attribute: axis, baseline value, margin, equivalence.
@@ -159,7 +163,37 @@ impl Bench {
             config,
             gate,
             compare: None,
+            timeout: None,
+            limit: None,
         }
+    }
+
+    /// The bench with the attribute's `timeout`, in nanoseconds.
+    #[doc(hidden)]
+    pub const fn with_timeout(self, nanos: u64) -> Bench {
+        Bench {
+            timeout: Some(std::time::Duration::from_nanos(nanos)),
+            ..self
+        }
+    }
+
+    /// The bench with the attribute's `limit`.
+    #[doc(hidden)]
+    pub const fn with_limit(self, key: &'static str) -> Bench {
+        Bench {
+            limit: Some(key),
+            ..self
+        }
+    }
+
+    /// The attribute's `timeout`, if any; `PROB_TIMEOUT` overrides it (`harness::timeout`).
+    pub(crate) fn timeout(&self) -> Option<std::time::Duration> {
+        self.timeout
+    }
+
+    /// The attribute's `limit`, if any.
+    pub(crate) fn limit(&self) -> Option<&'static str> {
+        self.limit
     }
 
     /// The bench with the attribute's comparison keys.

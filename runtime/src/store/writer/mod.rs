@@ -199,7 +199,11 @@ impl SessionWriter {
                 let record = finished.record;
                 // The slot holds no text: a run with some writes its end line too, which the
                 // reader prefers to the slot.
-                if record.message.is_some() || record.location.is_some() || !record.usage.is_empty()
+                if record.message.is_some()
+                    || record.location.is_some()
+                    || !record.usage.is_empty()
+                    || record.waited != 0.0
+                    || record.replayed.is_some()
                 {
                     self.log
                         .append_end(finished.seq, record)

@@ -1,0 +1,169 @@
+//! `probtest::cached`: record a call's value (and the usage and cost it recorded) into the
+//! cassette, or replay it without the call. `PROB_CACHE=record|replay|off` (config `cache`),
+//! `off` by default. Re-running a suite to check a report format or a statistics change, or
+//! running provider evals offline in CI, then costs nothing: replayed cost is shown apart, as
+//! money that was not spent.
+
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use probtest_settings::parse_choice;
+
+use crate::harness::{recorder, registry, runner};
+use crate::store::cache::{self as cassette, Entry, Place};
+
+/// What `cached` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Off,
+    Record,
+    Replay,
+}
+
+fn parse_mode(source: &str, text: &str) -> Result<Mode, String> {
+    match parse_choice(text, &["record", "replay", "off"]) {
+        Ok("record") => Ok(Mode::Record),
+        Ok("replay") => Ok(Mode::Replay),
+        Ok(_) => Ok(Mode::Off),
+        Err(why) => Err(format!("{source}: {why}")),
+    }
+}
+
+/// `PROB_CACHE`, else the config's `cache`, else off; read once per process.
+fn mode() -> &'static Result<Mode, String> {
+    static MODE: OnceLock<Result<Mode, String>> = OnceLock::new();
+    MODE.get_or_init(|| {
+        if let Some(text) = std::env::var("PROB_CACHE")
+            .ok()
+            .filter(|text| !text.trim().is_empty())
+        {
+            return parse_mode("PROB_CACHE", &text);
+        }
+        let configured = registry::BENCHES.iter().next().and_then(|bench| {
+            bench
+                .config
+                .entries
+                .iter()
+                .find(|(key, _)| *key == "cache")
+                .map(|(_, value)| *value)
+        });
+        match configured {
+            Some(text) => parse_mode("config `cache`", text),
+            None => Ok(Mode::Off),
+        }
+    })
+}
+
+/// The value of `call`, recorded or replayed as `PROB_CACHE` says.
+///
+/// - `off` (the default): calls `call`.
+/// - `record`: calls `call` and stores its value, with the usage and cost the call recorded
+///   ([`record_usage`](crate::record_usage), [`record_cost`](crate::record_cost)), under
+///   `target/probtest/cache/`, keyed by the run's case, its run number and `key`.
+/// - `replay`: returns the stored value without calling, and records the stored usage and cost
+///   again, marked as replayed in the report (replayed cost is shown apart from money spent).
+///
+/// ```no_run
+/// # #[derive(serde::Serialize, serde::Deserialize)] struct Answer { label: String }
+/// # fn ask_the_model(_: &str) -> Answer { Answer { label: String::new() } }
+/// #[probtest::probability(runs = 10)]
+/// fn bench_triage() {
+///     let answer = probtest::cached("answer", || ask_the_model("refund please"));
+///     assert_eq!(answer.label, "refund");
+/// }
+/// ```
+///
+/// # Panics
+///
+/// When replaying a key that was not recorded for this run (an error of the run, naming the
+/// key); when recording or replaying outside a `#[probability]` run; when `PROB_CACHE` is not
+/// one of its values; when the cassette cannot be read or written (naming the file).
+#[track_caller]
+pub fn cached<T, F>(key: &str, call: F) -> T
+where
+    T: Serialize + DeserializeOwned,
+    F: FnOnce() -> T,
+{
+    let mode = match mode() {
+        Ok(mode) => *mode,
+        Err(why) => panic!("{why}"),
+    };
+    if mode == Mode::Off {
+        return call();
+    }
+    let Some(state) = runner::current() else {
+        panic!("probtest::cached(\"{key}\"): PROB_CACHE is set, and this is called outside a #[probability] run");
+    };
+    let Some((case, run)) = state.origin else {
+        panic!("probtest::cached(\"{key}\"): the run's case is unknown");
+    };
+    let target = match recorder::target_dir() {
+        Ok(target) => target,
+        Err(error) => panic!("probtest::cached(\"{key}\"): {error}"),
+    };
+    let place = Place {
+        package: case.bench.package(),
+        module: case.bench.module(),
+        case: case.row_id,
+        run,
+    };
+    let path = cassette::entry_path(&cassette::cache_dir(&target), &place, key);
+    match mode {
+        Mode::Off => call(),
+        Mode::Record => {
+            let mark = state.usage_mark();
+            let value = call();
+            let (usage, cost) = state.recorded_since(mark);
+            let stored = serde_json::to_value(&value).unwrap_or_else(|error| {
+                panic!("probtest::cached(\"{key}\"): the value cannot be stored: {error}")
+            });
+            let entry = Entry {
+                key: key.to_string(),
+                value: stored,
+                usage,
+                cost,
+            };
+            if let Err(error) = cassette::write(&path, &entry) {
+                panic!("probtest::cached(\"{key}\"): {error}");
+            }
+            value
+        }
+        Mode::Replay => {
+            let entry = match cassette::read(&path, key) {
+                Ok(Some(entry)) => entry,
+                Ok(None) => panic!(
+                    "probtest::cached: nothing recorded under the key `{key}` for {} run {run} (PROB_CACHE=replay; record it with PROB_CACHE=record)",
+                    case.row_id
+                ),
+                Err(error) => panic!("probtest::cached(\"{key}\"): {error}"),
+            };
+            let value = serde_json::from_value(entry.value).unwrap_or_else(|error| {
+                panic!(
+                    "probtest::cached(\"{key}\"): the recorded value does not read as this type: {error}"
+                )
+            });
+            if let Err(error) = state.add_replayed(entry.usage, entry.cost) {
+                panic!("probtest::cached(\"{key}\"): {error}");
+            }
+            value
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_read_and_a_bad_one_names_its_source() {
+        assert_eq!(parse_mode("PROB_CACHE", "Replay"), Ok(Mode::Replay));
+        assert_eq!(parse_mode("PROB_CACHE", "record"), Ok(Mode::Record));
+        assert_eq!(parse_mode("PROB_CACHE", "off"), Ok(Mode::Off));
+        assert_eq!(
+            parse_mode("PROB_CACHE", "tape"),
+            Err("PROB_CACHE: expected record, replay or off, got `tape`".to_string())
+        );
+    }
+}
