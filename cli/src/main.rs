@@ -8,6 +8,7 @@
 mod doctor;
 mod error;
 mod merge;
+mod plan;
 mod report;
 mod run;
 mod target;
@@ -20,6 +21,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::doctor::{DoctorArgs, ReproArgs};
 use crate::error::{Error, EXIT_ERROR};
 use crate::merge::MergeArgs;
+use crate::plan::PlanArgs;
 use crate::report::ReportArgs;
 use crate::run::RunArgs;
 
@@ -77,8 +79,9 @@ pub enum Command {
     /// Say why a test is flaky, and print a command that makes it fail every time.
     ///
     /// Builds the tests once, then runs the test's binary directly, one fresh process per run:
-    /// a baseline, then the wall clock and the OS's entropy pinned and provoked, the tests
-    /// before it in one thread, the tests beside it in parallel. A diagnosis is verified n/n,
+    /// a baseline, then the wall clock, the OS's entropy and scheduling pinned and provoked, the
+    /// network blocked, a fresh home and a scrubbed environment, the tests before it in one
+    /// thread, the tests beside it in parallel. A diagnosis is verified n/n,
     /// checked against a benign value (the counterfactual) and against the baseline's rate
     /// (Fisher's exact test). Exit 0 when a diagnosis was made, 1 when the test is not flaky or
     /// nothing could be attributed, 2 for bad input.
@@ -86,6 +89,19 @@ pub enum Command {
         cargo probtest doctor billing::invoice_ids_stable\n  \
         cargo probtest doctor racy_victim -p evals --test parallel --json doctor.json")]
     Doctor(DoctorArgs),
+
+    /// Plan the suite without running it: what each gate needs, and how likely the planned runs
+    /// are to pass it and to catch a rare failure.
+    ///
+    /// Builds the tests, has each test binary list its cases and the statistics settings it
+    /// resolves (no test runs), and prints per case: the fewest runs its gate can pass with, the
+    /// runs that pass it 80% of the time at the assumed true rate, the chance the planned runs
+    /// do, the chance they show a failure of each rate in --flake, and, with --report, their
+    /// cost at an earlier report's price.
+    #[command(after_help = "Examples:\n  \
+        cargo probtest plan -p evals\n  \
+        cargo probtest plan --assume 0.9 --flake 0.05 --report target/probtest/evals.json")]
+    Plan(PlanArgs),
 
     /// Run the repro the doctor printed: the test under the diagnosed perturbation.
     ///
@@ -118,6 +134,7 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
         Command::Merge(args) => merge::merge_command(args),
         Command::Doctor(args) => doctor::doctor(args),
         Command::Repro(args) => doctor::repro(args),
+        Command::Plan(args) => plan::plan(args),
     }
 }
 

@@ -195,6 +195,12 @@ pub use harness::recording::{
     RunHandle,
 };
 pub use model::analysis;
+/// The plan of a suite that has not run (`cargo probtest plan`): per case, what its gate needs,
+/// the chance the planned runs pass it and catch a rare failure, and their cost.
+pub mod planning {
+    pub use crate::model::plan::{Plan, PlanRow, PlanSettings};
+    pub use crate::render::plan::plan as render;
+}
 pub use model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
 pub use render::{color_enabled, summary, Options as RenderOptions};
 pub use types::key::CaseKey;

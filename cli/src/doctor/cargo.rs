@@ -163,29 +163,47 @@ fn package_name(id: &str) -> Option<String> {
 }
 
 impl TestBinary {
-    /// The generated items of this binary's report row `row`, each with its run, in run
-    /// order, as the binary itself lists them (`PROB_ITEMS_OUT`); empty for a binary without
-    /// probtest or without that row.
-    pub fn row_items(&self, row: &str) -> Vec<(String, u32)> {
+    /// What the binary lists of itself at start-up (`PROB_ITEMS_OUT`) while libtest lists its
+    /// tests, so that none runs: its generated `items`, its `cases`, the `stats_config` it
+    /// resolves and a bad setting's `problem`. `Null` for a binary without probtest.
+    pub fn listing(&self) -> Result<serde_json::Value, Error> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let file = std::env::temp_dir().join(format!(
-            "probtest-doctor-items-{}-{}.json",
+            "probtest-items-{}-{}-{}.json",
             std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             self.target
         ));
         let listed = Command::new(&self.path)
             .args(["--list", "--format", "terse"])
             .current_dir(&self.manifest_dir)
+            .env("CARGO_MANIFEST_DIR", &self.manifest_dir)
             .env("PROB_ITEMS_OUT", &file)
             .env("PROB_SUMMARY", "0")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .status();
-        let text = std::fs::read_to_string(&file).unwrap_or_default();
+            .status()
+            .map_err(|error| {
+                Error::about(self.path.display(), format!("cannot list tests ({error})"))
+            })?;
+        let text = std::fs::read_to_string(&file).ok();
         let _ = std::fs::remove_file(&file);
-        if !listed.is_ok_and(|status| status.success()) {
-            return Vec::new();
+        if !listed.success() {
+            return Err(Error::about(
+                self.path.display(),
+                format!("listing its tests failed ({listed})"),
+            ));
         }
-        let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        Ok(text
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default())
+    }
+
+    /// The generated items of this binary's report row `row`, each with its run, in run
+    /// order, as the binary itself lists them; empty for a binary without probtest or without
+    /// that row.
+    pub fn row_items(&self, row: &str) -> Vec<(String, u32)> {
+        let value = self.listing().unwrap_or_default();
         let mut items: Vec<(String, u32)> = value["items"]
             .as_array()
             .into_iter()

@@ -18,7 +18,7 @@ use clap::Args;
 use crate::error::Error;
 
 mod axes;
-mod cargo;
+pub(crate) mod cargo;
 mod diagnose;
 mod fingerprint;
 mod gates;

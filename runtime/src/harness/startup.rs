@@ -102,9 +102,11 @@ fn list_items() {
     }
 }
 
-/// Writes this binary's generated items to `path` as JSON, `{"items": [{"name", "row", "run"}]}`:
-/// for `cargo probtest doctor`, which diagnoses a report's row through one of its run items
-/// (`PROB_ITEMS_OUT`). A write that fails says so on stderr; the listing goes on.
+/// Writes this binary's generated items to `path` as JSON, `{"items": [{"name", "row", "run"}],
+/// "cases": [..], "stats_config": {..}}` (`PROB_ITEMS_OUT`): for `cargo probtest doctor`, which
+/// diagnoses a report's row through one of its run items, and `cargo probtest plan`, which plans
+/// the cases under the statistics settings this process resolves. A write that fails says so on
+/// stderr; the listing goes on.
 fn write_items(path: &std::path::Path) {
     let (cases, items) = registry::item_names();
     let items: Vec<serde_json::Value> = items
@@ -114,7 +116,17 @@ fn write_items(path: &std::path::Path) {
             Some(serde_json::json!({"name": name, "row": row, "run": run}))
         })
         .collect();
-    let text = serde_json::json!({ "items": items }).to_string();
+    let settings = registry::BENCHES
+        .first()
+        .map(|bench| crate::harness::settings::get(&bench.config));
+    let text = serde_json::json!({
+        "items": items,
+        "cases": cases,
+        "stats_config": settings.map(|settings| &settings.stats),
+        // A bad setting, as every run of the process would error with it.
+        "problem": settings.and_then(|settings| settings.problem.as_deref()),
+    })
+    .to_string();
     if let Err(error) = std::fs::write(path, text) {
         use std::io::Write;
         let _ = writeln!(

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod cluster;
 pub mod paired;
+pub mod plan;
 mod quantile;
 pub mod resample;
 

@@ -71,6 +71,11 @@ fn beta_cdf(a: f64, b: f64, ln_beta: f64, x: f64) -> f64 {
     }
 }
 
+/// The regularized incomplete beta function `I_x(a, b)`: the CDF of Beta(a, b) at `x`.
+pub(crate) fn regularized_beta(a: f64, b: f64, x: f64) -> f64 {
+    beta_cdf(a, b, ln_beta(a, b), x)
+}
+
 /// The density of Beta(a, b) at `x`, given `ln B(a, b)`.
 fn beta_density(a: f64, b: f64, ln_beta: f64, x: f64) -> f64 {
     libm::exp(ln_front(a - 1.0, b - 1.0, ln_beta, x))
