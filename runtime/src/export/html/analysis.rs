@@ -1,6 +1,6 @@
 //! The page's function-level section: each function's estimate over its cases (the mean pass
-//! fraction, its bootstrap interval, ρ, the metrics' means) and the comparisons as a forest
-//! plot, one row per arm against its baseline on a shared scale, with the zero line and the
+//! fraction, its bootstrap interval, ρ, the metrics' means) and the comparisons (of one
+//! argument's values, and with the baseline) as a forest plot, one row per arm against its baseline on a shared scale, with the zero line and the
 //! margin's lines. Every figure is the report's; the words and roundings are the terminal's
 //! (`render::analysis`, `render::compare`).
 //!
@@ -74,11 +74,16 @@ pub(crate) fn functions(report: &Report) -> Vec<FunctionView> {
         .collect()
 }
 
-/// The comparisons, each arm a row of the forest plot; all rows share one scale, symmetric
-/// around zero and wide enough for every interval and margin.
+/// The comparisons, each arm a row of the forest plot, then each function against the
+/// baseline (`PROB_BASELINE`); all rows share one scale, symmetric around zero and wide enough
+/// for every interval and margin.
 pub(crate) fn arms(report: &Report) -> Vec<ArmView> {
-    let reach = report
+    let all: Vec<&Comparison> = report
         .comparisons
+        .iter()
+        .chain(report.baseline.iter().flat_map(|b| b.comparisons.iter()))
+        .collect();
+    let reach = all
         .iter()
         .flat_map(|c| {
             let ci = c.ci.as_ref().map(|ci| [ci.low.abs(), ci.high.abs()]);
@@ -90,7 +95,7 @@ pub(crate) fn arms(report: &Report) -> Vec<ArmView> {
         .fold(0.05_f64, f64::max);
     // Rounded up to a tenth, so that the axis ends on a round number.
     let scale = ((reach * 10.0).ceil() / 10.0).min(1.0);
-    report.comparisons.iter().map(|c| arm(c, scale)).collect()
+    all.into_iter().map(|c| arm(c, scale)).collect()
 }
 
 fn arm(c: &Comparison, scale: f64) -> ArmView {

@@ -152,6 +152,23 @@ fn comparisons_are_a_forest_plot_on_one_scale() {
         section.contains(">PASS</td>") && section.contains(">UNDECIDED</td>"),
         "{section}"
     );
+    // The baseline's comparisons join the plot, on the same scale.
+    let mut against = crate::model::analysis::tests::compared(12);
+    against.axis = None;
+    against.baseline = "baseline".to_string();
+    against.arm = "current".to_string();
+    report.baseline = Some(crate::model::analysis::BaselineResult {
+        path: "old.json".to_string(),
+        created: None,
+        margin: Some(0.05),
+        paired: 12,
+        only_current: Vec::new(),
+        only_baseline: Vec::new(),
+        comparisons: vec![against],
+    });
+    let page = html(&report, &History::default());
+    assert_eq!(page.matches("<svg class=\"forest\"").count(), 3);
+    assert!(page.contains(">current vs baseline</td>"), "{page}");
     // Without comparisons, no section.
     assert!(!html(&fixture(), &History::default()).contains("id=\"comparisons\""));
 }
