@@ -85,21 +85,9 @@ impl RunState {
         if data.finished {
             return Err(RecordError::RunFinished);
         }
+        crate::harness::cache::note_usage(&usage);
         data.usage.push(usage);
         Ok(())
-    }
-
-    /// Where the run's usage and cost stand, for [`RunState::recorded_since`].
-    pub(crate) fn usage_mark(&self) -> (usize, f64) {
-        let data = self.lock();
-        (data.usage.len(), data.cost)
-    }
-
-    /// The usage entries and the cost recorded since `mark`.
-    pub(crate) fn recorded_since(&self, mark: (usize, f64)) -> (Vec<TokenUsage>, f64) {
-        let data = self.lock();
-        let usage = data.usage.get(mark.0..).unwrap_or_default().to_vec();
-        (usage, (data.cost - mark.1).max(0.0))
     }
 
     /// Adds usage and cost replayed from the cassette, noted as replayed.
@@ -125,6 +113,7 @@ impl RunState {
         if data.finished {
             return Err(RecordError::RunFinished);
         }
+        crate::harness::cache::note_cost(amount);
         data.cost = crate::types::sum::saturating_add(data.cost, amount);
         Ok(())
     }
