@@ -4,6 +4,7 @@
 //! running provider evals offline in CI, then costs nothing: replayed cost is shown apart, as
 //! money that was not spent.
 
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
@@ -11,8 +12,13 @@ use serde::Serialize;
 
 use probtest_settings::parse_choice;
 
+use std::sync::Arc;
+
+use crate::harness::recording::RunHandle;
+use crate::harness::runner::RunState;
 use crate::harness::{recorder, registry, runner};
 use crate::store::cache::{self as cassette, Entry, Place};
+use crate::types::usage::TokenUsage;
 
 /// What `cached` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,11 +62,60 @@ fn mode() -> &'static Result<Mode, String> {
     })
 }
 
+thread_local! {
+    /// The usage and cost recorded on this thread while a call is being recorded.
+    static CAPTURE: RefCell<Option<(Vec<TokenUsage>, f64)>> = const { RefCell::new(None) };
+}
+
+/// Calls `call`, and collects the usage and cost recorded on this thread meanwhile: calls of
+/// one run recorded at once on other threads keep theirs apart.
+fn capturing<T>(call: impl FnOnce() -> T) -> (T, (Vec<TokenUsage>, f64)) {
+    struct Restore(Option<(Vec<TokenUsage>, f64)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            let _ = CAPTURE.try_with(|capture| *capture.borrow_mut() = outer);
+        }
+    }
+    let outer = CAPTURE.with(|capture| capture.borrow_mut().replace((Vec::new(), 0.0)));
+    let restore = Restore(outer);
+    let value = call();
+    let captured = CAPTURE
+        .with(|capture| capture.borrow_mut().take())
+        .unwrap_or_default();
+    drop(restore);
+    // A call recorded inside another's is part of the outer one's too.
+    for usage in &captured.0 {
+        note_usage(usage);
+    }
+    note_cost(captured.1);
+    (value, captured)
+}
+
+/// Notes usage recorded on this thread, when a call is being recorded here.
+pub(crate) fn note_usage(usage: &TokenUsage) {
+    let _ = CAPTURE.try_with(|capture| {
+        if let Some((entries, _)) = capture.borrow_mut().as_mut() {
+            entries.push(usage.clone());
+        }
+    });
+}
+
+/// Notes a cost recorded on this thread, when a call is being recorded here.
+pub(crate) fn note_cost(amount: f64) {
+    let _ = CAPTURE.try_with(|capture| {
+        if let Some((_, cost)) = capture.borrow_mut().as_mut() {
+            *cost += amount;
+        }
+    });
+}
+
 /// The value of `call`, recorded or replayed as `PROB_CACHE` says.
 ///
 /// - `off` (the default): calls `call`.
 /// - `record`: calls `call` and stores its value, with the usage and cost the call recorded
-///   ([`record_usage`](crate::record_usage), [`record_cost`](crate::record_cost)), under
+///   on this thread ([`record_usage`](crate::record_usage), [`record_cost`](crate::record_cost);
+///   calls of one run made at once on several threads keep theirs apart), under
 ///   `target/probtest/cache/`, keyed by the run's case, its run number and `key`.
 /// - `replay`: returns the stored value without calling, and records the stored usage and cost
 ///   again, marked as replayed in the report (replayed cost is shown apart from money spent).
@@ -86,6 +141,31 @@ where
     T: Serialize + DeserializeOwned,
     F: FnOnce() -> T,
 {
+    cached_in(runner::current(), key, call)
+}
+
+impl RunHandle {
+    /// [`cached`] for this handle's run, from a thread or task the run spawned.
+    ///
+    /// # Panics
+    ///
+    /// As [`cached`] does.
+    #[track_caller]
+    pub fn cached<T, F>(&self, key: &str, call: F) -> T
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce() -> T,
+    {
+        cached_in(Some(self.state().clone()), key, call)
+    }
+}
+
+#[track_caller]
+fn cached_in<T, F>(state: Option<Arc<RunState>>, key: &str, call: F) -> T
+where
+    T: Serialize + DeserializeOwned,
+    F: FnOnce() -> T,
+{
     let mode = match mode() {
         Ok(mode) => *mode,
         Err(why) => panic!("{why}"),
@@ -93,7 +173,7 @@ where
     if mode == Mode::Off {
         return call();
     }
-    let Some(state) = runner::current() else {
+    let Some(state) = state else {
         panic!("probtest::cached(\"{key}\"): PROB_CACHE is set, and this is called outside a #[probability] run");
     };
     let Some((case, run)) = state.origin else {
@@ -113,9 +193,7 @@ where
     match mode {
         Mode::Off => call(),
         Mode::Record => {
-            let mark = state.usage_mark();
-            let value = call();
-            let (usage, cost) = state.recorded_since(mark);
+            let (value, (usage, cost)) = capturing(call);
             let stored = serde_json::to_value(&value).unwrap_or_else(|error| {
                 panic!("probtest::cached(\"{key}\"): the value cannot be stored: {error}")
             });
@@ -155,6 +233,37 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn usage(model: &str) -> TokenUsage {
+        TokenUsage {
+            model: model.to_string(),
+            input_tokens: 10,
+            ..TokenUsage::default()
+        }
+    }
+
+    #[test]
+    fn a_recorded_call_takes_what_its_own_thread_recorded_and_an_outer_call_too() {
+        note_usage(&usage("outside"));
+        let (value, (outer_usage, outer_cost)) = capturing(|| {
+            note_cost(0.5);
+            let other = std::thread::spawn(|| {
+                capturing(|| {
+                    note_usage(&usage("other thread"));
+                })
+                .1
+            });
+            let ((), inner) = capturing(|| note_usage(&usage("inner")));
+            assert_eq!(inner.0, [usage("inner")]);
+            let other = other.join().expect("join");
+            assert_eq!(other.0, [usage("other thread")]);
+            7
+        });
+        assert_eq!(value, 7);
+        assert_eq!(outer_usage, [usage("inner")]);
+        assert_eq!(outer_cost, 0.5);
+        CAPTURE.with(|capture| assert!(capture.borrow().is_none()));
+    }
 
     #[test]
     fn modes_read_and_a_bad_one_names_its_source() {

@@ -91,6 +91,12 @@ pub(crate) fn user_frames(backtrace: &str) -> Vec<String> {
             continue;
         }
         let place = place.strip_prefix("./").unwrap_or(&place);
+        // The bench's body, compiled under a generated name: the user's function, and the
+        // last frame that is theirs (what calls it is generated or libtest's).
+        if let Some((path, name)) = symbol.split_once("__probtest_body_") {
+            frames.push(format!("  at {path}{name} ({place})"));
+            break;
+        }
         frames.push(format!("  at {symbol} ({place})"));
     }
     frames
@@ -120,8 +126,10 @@ mod tests {
              at /home/u/probtest/runtime/src/harness/runner.rs:170:20
    2: evals::answer
              at ./tests/evals.rs:9:5
-   3: evals::bench_triage::{{closure}}
+   3: evals::__probtest_body_bench_triage
              at ./tests/evals.rs:14:13
+   4: evals::__probtest_bench_triage::call_0
+             at ./tests/evals.rs:12:1
    4: <core::pin::Pin<P> as core::future::future::Future>::poll
              at /rustc/5980/library/core/src/future/future.rs:133:9
    5: tokio::runtime::park::CachedParkThread::block_on
@@ -139,7 +147,7 @@ mod tests {
             user_frames(BACKTRACE),
             [
                 "  at evals::answer (tests/evals.rs:9:5)",
-                "  at evals::bench_triage::{{closure}} (tests/evals.rs:14:13)",
+                "  at evals::bench_triage (tests/evals.rs:14:13)",
             ]
         );
     }

@@ -78,6 +78,11 @@ pub fn current_run() -> Option<RunHandle> {
 }
 
 impl RunHandle {
+    /// The run's state, for the other parts of the harness that act on a handle's run.
+    pub(crate) fn state(&self) -> &Arc<RunState> {
+        &self.state
+    }
+
     /// Records token usage for this run; panics with the reason when it cannot.
     #[track_caller]
     pub fn record_usage<T: Serialize + ?Sized>(&self, usage: &T) {
