@@ -152,8 +152,17 @@ fn summarize(target: &Path, key: &str, executed: Option<&[Executed]>) -> Result<
     let mut report = data.into_report();
     report.session = Some(key.to_string());
     let mut problem = written.as_deref().and_then(|path| unwritten(path, key));
-    if let (None, Some(path), true) = (&problem, written.as_deref(), reconciled > 0) {
-        problem = add_reconciled(&report, path, reconciled);
+    if let (None, Some(path)) = (&problem, written.as_deref()) {
+        if reconciled > 0 {
+            problem = add_reconciled(&report, path, reconciled);
+        } else if names_own_report(path) {
+            // Test processes under nextest keep the report run by run, without what needs
+            // every result (function-level intervals, comparisons, the baseline): the session's
+            // end adds it.
+            problem = crate::report::write_json(&report, path)
+                .err()
+                .map(|error| error.to_string());
+        }
     }
     let shown = named.as_deref().filter(|_| problem.is_none());
     print_summary(&report, shown);
@@ -237,32 +246,35 @@ fn unwritten(path: &Path, key: &str) -> Option<String> {
     }
 }
 
+/// Whether this command's own settings (`PROB_JSON`) name the report at `path`: only paths from
+/// the current settings are written.
+fn names_own_report(path: &Path) -> bool {
+    let own = std::env::var_os("PROB_JSON")
+        .filter(|value| !value.is_empty())
+        .map(|value| std::env::current_dir().unwrap_or_default().join(value));
+    own.is_some_and(|own| {
+        std::fs::canonicalize(own)
+            .ok()
+            .is_some_and(|own| std::fs::canonicalize(path).is_ok_and(|path| path == own))
+    })
+}
+
 /// Rewrites the session's report at `path` with the `reconciled` errors the test processes
 /// could not write, when this command's own settings name that report (`PROB_JSON`): only
 /// paths from the current settings are written. Otherwise says the report lacks them. Returns
 /// why the report could not be rewritten, if it could not.
 fn add_reconciled(report: &probtest::Report, path: &Path, reconciled: u64) -> Option<String> {
-    let own = std::env::var_os("PROB_JSON")
-        .filter(|value| !value.is_empty())
-        .map(|value| std::env::current_dir().unwrap_or_default().join(value));
-    let same = |own: &Path| {
-        std::fs::canonicalize(own)
-            .ok()
-            .is_some_and(|own| std::fs::canonicalize(path).is_ok_and(|path| path == own))
-    };
-    match own {
-        Some(own) if same(&own) => crate::report::write_json(report, path)
+    if names_own_report(path) {
+        return crate::report::write_json(report, path)
             .err()
-            .map(|error| error.to_string()),
-        _ => {
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "note: {} lacks the {reconciled} errors of tests that left no record; set PROB_JSON for `cargo probtest run` to rewrite it",
-                path.display()
-            );
-            None
-        }
+            .map(|error| error.to_string());
     }
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "note: {} lacks the {reconciled} errors of tests that left no record; set PROB_JSON for `cargo probtest run` to rewrite it",
+        path.display()
+    );
+    None
 }
 
 /// Whether the runner's arguments choose its output format already (then nextest's tests are

@@ -463,6 +463,7 @@ fn margins_are_gates_under_nextest() {
         fixture()
             .probtest("run", &["--nextest"], &["--test", "analysis", filter])
             .env("NO_COLOR", "1")
+            .env("PROB_JSON", "reports/nextest.json")
             .run()
     };
     let margin = run("bench_margin");
@@ -473,12 +474,28 @@ fn margins_are_gates_under_nextest() {
             .any(|l| l.ends_with("≥−5 pp  FAIL")),
         "{margin}"
     );
+    // Each process kept the report run by run; the session's end adds the analysis to it.
+    let report = fixture().read_json("reports/nextest.json");
+    assert_eq!(
+        comparison(&report["comparisons"], "margin", "new")["verdict"],
+        "fail"
+    );
+    assert_eq!(report["exit_status"], 1);
+    assert!(
+        !by_name(&report["aggregates"], "margin")["ci"].is_null(),
+        "{report}"
+    );
     let equivalent = run("bench_equivalent");
     assert!(
         block(&equivalent.stdout, "probability: comparisons")
             .iter()
             .any(|l| l.ends_with("±15 pp  PASS")),
         "{equivalent}"
+    );
+    let report = fixture().read_json("reports/nextest.json");
+    assert_eq!(
+        comparison(&report["comparisons"], "equivalent", "new")["verdict"],
+        "pass"
     );
 }
 

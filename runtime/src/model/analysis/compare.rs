@@ -14,7 +14,7 @@ use crate::model::report::Row;
 use crate::types::stats::paired::{
     adjust_pvalues, exact_difference, fisher_exact, newcombe, sign_flip, Adjustment,
 };
-use crate::types::stats::resample::{fmean, fsum, percentile_interval, PyRandom};
+use crate::types::stats::resample::{bootstrap_means, fmean, fsum, percentile_interval};
 use crate::types::stats::{StatsConfig, Verdict};
 
 /// Passes and runs.
@@ -255,20 +255,10 @@ pub(crate) fn compare_pairs(
 }
 
 /// The bootstrap of the mean difference over whole (baseline, arm) pairs, drawn as
-/// pytest-probability draws them.
+/// pytest-probability draws them: a pair's difference is drawn whole.
 fn paired_bootstrap(fractions: &[(f64, f64)], resamples: u64, seed: u64) -> Vec<f64> {
-    let mut rng = PyRandom::new(seed);
-    let mut draw = Vec::with_capacity(fractions.len());
-    (0..resamples)
-        .map(|_| {
-            draw.clear();
-            draw.extend((0..fractions.len()).map(|_| {
-                let (base, arm) = fractions[rng.choice(fractions.len())];
-                arm - base
-            }));
-            fsum(draw.iter().copied()) / draw.len() as f64
-        })
-        .collect()
+    let differences: Vec<f64> = fractions.iter().map(|(base, arm)| arm - base).collect();
+    bootstrap_means(&differences, resamples, seed)
 }
 
 /// `comparisons` with their p-values adjusted by `method` over every one that has a p-value:
