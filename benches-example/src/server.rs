@@ -39,6 +39,8 @@ struct Model {
     classifier: NaiveBayes,
     tokenizer: &'static CoreBPE,
     responses: AtomicU64,
+    /// Every request received, answered or refused: what a replay must bring to zero.
+    requests: AtomicU64,
 }
 
 /// A running local model server. Stop it with [`LocalModelServer::stop`] (dropping it stops it
@@ -48,6 +50,7 @@ pub struct LocalModelServer {
     stopping: Arc<AtomicBool>,
     workers: Vec<JoinHandle<()>>,
     base_url: String,
+    model: Arc<Model>,
 }
 
 impl std::fmt::Debug for LocalModelServer {
@@ -77,6 +80,7 @@ impl LocalModelServer {
             classifier,
             tokenizer,
             responses: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
         });
         let stopping = Arc::new(AtomicBool::new(false));
         let workers = (0..WORKERS)
@@ -92,7 +96,13 @@ impl LocalModelServer {
             stopping,
             workers,
             base_url: format!("http://127.0.0.1:{port}/v1"),
+            model,
         })
+    }
+
+    /// How many requests the server has received.
+    pub fn requests(&self) -> u64 {
+        self.model.requests.load(Ordering::SeqCst)
     }
 
     /// The OpenAI-style base URL, `http://127.0.0.1:<port>/v1`.
@@ -135,6 +145,7 @@ fn serve(server: &Server, model: &Model, stopping: &AtomicBool) {
 }
 
 fn handle(model: &Model, mut request: Request) {
+    model.requests.fetch_add(1, Ordering::SeqCst);
     let (status, body) = if request.method() != &Method::Post
         || request.url().split('?').next() != Some("/v1/chat/completions")
     {

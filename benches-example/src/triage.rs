@@ -144,6 +144,8 @@ pub enum TriageError {
     },
     /// The model answered with something that is not a label.
     NotALabel(String),
+    /// An error an earlier run recorded (`PROB_CACHE=record`), replayed as its text.
+    Replayed(String),
 }
 
 impl fmt::Display for TriageError {
@@ -155,6 +157,8 @@ impl fmt::Display for TriageError {
                 write!(f, "malformed response ({reason}): {body}")
             }
             TriageError::NotALabel(answer) => write!(f, "the answer {answer:?} is not a label"),
+            // The text the error had when it was recorded, so that a replay reports the same.
+            TriageError::Replayed(text) => f.write_str(text),
         }
     }
 }

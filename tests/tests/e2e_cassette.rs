@@ -143,7 +143,7 @@ fn files(dir: &Path, found: &mut Vec<(String, Vec<u8>)>) {
 #[test]
 fn a_secret_reaches_neither_the_store_nor_the_report() {
     let fixture = fixture();
-    let secret = format!("sk-live-{:x}{:x}", std::process::id(), 0x5eC2e7u32);
+    let secret = format!("sk-live-{:x}{:x}", std::process::id(), 0x5ec2e7u32);
     let session = format!("secrets-{}", std::process::id());
     fixture.remove("secret.json");
     let output = fixture

@@ -198,3 +198,78 @@ fn the_report_lists_every_row_with_its_runs_and_usage() {
         assert_eq!(record["usage"][0]["model"], MODEL, "{record}");
     }
 }
+
+/// The rows of the evals that call the model: what a replay gives back exactly (the randomized
+/// algorithms' rows draw afresh each session).
+const MODEL_ROWS: &[&str] = &[
+    "triage::double charge",
+    "triage::late parcel",
+    "triage::locked out",
+    "triage::app crash",
+    "ambiguous::broken item",
+    "contested::never arrived",
+    "flaky_gateway::mangled response",
+    "majority_vote::broken item",
+];
+
+/// The count of requests the local model server says it received.
+fn requests(output: &Output) -> u64 {
+    output
+        .stderr
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix("local model server: ")?
+                .strip_suffix(" requests")
+        })
+        .unwrap_or_else(|| panic!("the server says nothing of its requests{output}"))
+        .parse()
+        .expect("a count")
+}
+
+#[test]
+fn a_replay_makes_no_request_and_reports_what_was_recorded() {
+    let cassette = support::shared_target_dir().join("probtest/cache/benches-example");
+    if cassette.exists() {
+        std::fs::remove_dir_all(&cassette).expect("remove an old cassette");
+    }
+    let run = |mode: &str, json: &str| {
+        let json = support::shared_target_dir().join(json);
+        let _ = std::fs::remove_file(&json);
+        let output = example()
+            .cargo_test(&[])
+            .env("PROBTEST_EXAMPLE_BASE_URL", "")
+            .env("PROBTEST_EXAMPLE_API_KEY", "")
+            .env("PROB_CACHE", mode)
+            .env("PROB_JSON", json.to_string_lossy())
+            .run();
+        output.assert_code(0);
+        (requests(&output), support::read_json(&json), output)
+    };
+    let (recorded_requests, recorded, _) = run("record", "example-record.json");
+    // 5 runs of 4 tickets, 40 + 30 + 24 runs of one, 20 runs of three votes.
+    assert_eq!(recorded_requests, 20 + 40 + 30 + 24 + 60);
+    let (replayed_requests, replayed, output) = run("replay", "example-replay.json");
+    assert_eq!(replayed_requests, 0, "a replay calls nothing{output}");
+    for case in MODEL_ROWS {
+        assert_eq!(
+            report_row(&recorded, case),
+            report_row(&replayed, case),
+            "{case}"
+        );
+        for (before, after) in report_records(&recorded, case)
+            .iter()
+            .zip(report_records(&replayed, case))
+        {
+            for field in ["outcome", "error", "cost", "usage"] {
+                assert_eq!(before[field], after[field], "{case} {field}");
+            }
+            assert!(after["replayed"].as_f64().is_some(), "{after}");
+        }
+    }
+    assert!(
+        output
+            .stdout
+            .contains("of it from the cassette (134 runs), not spent"),
+        "{output}"
+    );
+}

@@ -6,8 +6,15 @@
 //! By default the calls go to the local model server that `start_model_server` starts; with
 //! `PROBTEST_EXAMPLE_BASE_URL` (and `PROBTEST_EXAMPLE_API_KEY`) set they go to that provider
 //! instead, and the numbers in the comments below are the local model's.
+//!
+//! Every call goes through `probtest::limit("model")`, so that at most `model`'s concurrency
+//! (Cargo.toml's `[package.metadata.probtest.limits]`, or `PROB_LIMIT_MODEL`) are in flight
+//! across all test processes, and through `probtest::cached`: `PROB_CACHE=record` keeps each
+//! answer with its usage and fee, and `PROB_CACHE=replay` gives them back without a call, to
+//! check a report or statistics change against a real earlier run for free.
 
 use std::error::Error;
+use std::io::Write;
 use std::sync::{Mutex, PoisonError};
 
 use benches_example::server::{LocalModelServer, GLITCH_MARKER};
@@ -30,12 +37,19 @@ fn start_model_server() -> Result<(), Box<dyn Error + Send + Sync>> {
     Ok(())
 }
 
-/// Stops the server after the module's last run (at the latest when the process exits).
+/// Stops the server after the module's last run (at the latest when the process exits), and
+/// says how many requests it received (zero when every answer was replayed).
 #[probtest::teardown]
 fn stop_model_server() {
     let server = SERVER.lock().unwrap_or_else(PoisonError::into_inner).take();
     if let Some(server) = server {
+        let requests = server.requests();
         server.stop();
+        // Past libtest's capture, which takes only what the print macros write.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "local model server: {requests} requests"
+        );
     }
 }
 
@@ -53,10 +67,37 @@ fn client() -> TriageClient {
 /// Triages `ticket` and books the call to the current run: the gateway's fee (charged whether
 /// or not the answer is usable) and the response's token usage.
 fn triage(client: &TriageClient, ticket: &str) -> Result<Label, TriageError> {
+    let mut error = None;
+    let answer = probtest::cached("triage", || {
+        call(client, ticket).map_err(|e| {
+            let text = e.to_string();
+            error = Some(e);
+            text
+        })
+    });
+    label_of(answer, error)
+}
+
+/// One call under the `model` limit, its fee and usage booked to the current run, as a label
+/// word the cassette can keep.
+fn call(client: &TriageClient, ticket: &str) -> Result<String, TriageError> {
+    let _slot = probtest::limit("model");
     record_cost(REQUEST_FEE);
     let answer = client.triage(ticket)?;
     record_usage(&answer.usage);
-    Ok(answer.label)
+    Ok(answer.label.as_str().to_string())
+}
+
+/// The label of a (possibly replayed) answer; an error is the call's own when there was a
+/// call, else its recorded text.
+fn label_of(
+    answer: Result<String, String>,
+    error: Option<TriageError>,
+) -> Result<Label, TriageError> {
+    match answer {
+        Ok(word) => word.parse().map_err(|()| TriageError::NotALabel(word)),
+        Err(text) => Err(error.unwrap_or(TriageError::Replayed(text))),
+    }
 }
 
 /// The temperature the app triages at.
@@ -146,18 +187,36 @@ fn bench_flaky_gateway(ticket: String) -> Result<(), TriageError> {
 #[tokio::test]
 async fn bench_majority_vote(ticket: &str) -> Result<(), TriageError> {
     let client = client().with_temperature(1.0);
+    let run = probtest::current_run().expect("inside a run");
     let calls: Vec<_> = (0..3)
-        .map(|_| {
-            let (client, ticket) = (client.clone(), ticket.to_string());
-            tokio::task::spawn_blocking(move || client.triage(&ticket))
+        .map(|vote| {
+            let (client, ticket, run) = (client.clone(), ticket.to_string(), run.clone());
+            tokio::task::spawn_blocking(move || {
+                // Each vote is recorded apart; its fee and usage are booked through the run's
+                // handle, on this thread, so that the cassette keeps them with the vote.
+                let mut error = None;
+                let answer = run.cached(&format!("vote{vote}"), || {
+                    let _slot = probtest::limit("model");
+                    run.record_cost(REQUEST_FEE);
+                    match client.triage(&ticket) {
+                        Ok(answer) => {
+                            run.record_usage(&answer.usage);
+                            Ok(answer.label.as_str().to_string())
+                        }
+                        Err(e) => {
+                            let text = e.to_string();
+                            error = Some(e);
+                            Err(text)
+                        }
+                    }
+                });
+                label_of(answer, error)
+            })
         })
         .collect();
     let mut votes = Vec::new();
     for call in calls {
-        record_cost(REQUEST_FEE);
-        let answer = call.await.expect("a triage call panicked")?;
-        record_usage(&answer.usage);
-        votes.push(answer.label);
+        votes.push(call.await.expect("a triage call panicked")?);
     }
     let majority = Label::ALL
         .into_iter()
