@@ -567,21 +567,23 @@ fn baseline_verdicts_equal_the_peers() {
     );
 }
 
-/// Our own report of `bench_qa` alone, as the baseline of the regression tests.
-fn qa_baseline() -> String {
-    let (output, _) = ours("reports/qa_before.json", &[]);
+/// Our own report of the fixture, as the baseline of a regression test: one file per test, so
+/// that tests running at once never read one another's half-written baseline.
+fn qa_baseline(name: &str) -> String {
+    let relative = format!("reports/{name}.json");
+    let (output, _) = ours(&relative, &[]);
     assert_eq!(
         output.code,
         Some(101),
         "qa's runs fail without a margin{output}"
     );
-    let path = fixture().path("reports/qa_before.json");
+    let path = fixture().path(&relative);
     path.to_str().expect("a UTF-8 path").to_string()
 }
 
 #[test]
 fn the_baseline_regression_gate_under_cargo_test() {
-    let before = qa_baseline();
+    let before = qa_baseline("before_cargo_test");
     let run = |shift: bool| {
         let mut run = fixture()
             .cargo_test(&["--test", "analysis", "bench_qa"])
@@ -655,7 +657,7 @@ fn the_baseline_regression_gate_under_cargo_test() {
 
 #[test]
 fn the_baseline_regression_gate_under_nextest() {
-    let before = qa_baseline();
+    let before = qa_baseline("before_nextest");
     let run = |shift: bool| {
         let mut run = fixture()
             .probtest("run", &["--nextest"], &["--test", "analysis", "bench_qa"])
