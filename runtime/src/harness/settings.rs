@@ -433,6 +433,71 @@ mod tests {
     }
 
     #[test]
+    fn analysis_settings_come_from_the_environment_then_the_config() {
+        let with = |entries: &'static [(&'static str, &'static str)]| Config {
+            json: None,
+            delay: None,
+            root: Some("/ws"),
+            entries,
+        };
+        let config = with(&[
+            ("bootstrap", "400"),
+            ("seed", "7"),
+            ("min_inputs", "5"),
+            ("compare", "model"),
+            ("adjust", "bh"),
+        ]);
+        let stats = resolve(&config, |_| None).stats;
+        assert_eq!((stats.resamples, stats.seed, stats.min_inputs), (400, 7, 5));
+        assert_eq!(
+            (stats.compare.as_deref(), stats.adjust),
+            (Some("model"), Adjustment::Bh)
+        );
+        assert_eq!((stats.baseline, stats.margin), (None, None));
+        let env = |name: &str| match name {
+            "PROB_SEED" => Some("9".to_string()),
+            "PROB_BASELINE" => Some("old.json".to_string()),
+            "PROB_MARGIN" => Some("0.05".to_string()),
+            _ => None,
+        };
+        let stats = resolve(&config, env).stats;
+        assert_eq!(stats.seed, 9);
+        // Relative to the workspace root, as PROB_JSON is.
+        assert_eq!(stats.baseline.as_deref(), Some("/ws/old.json"));
+        assert_eq!(stats.margin, Some(0.05));
+        let problem = |name: &'static str, value: &'static str| {
+            resolve(&with(&[]), move |n| (n == name).then(|| value.to_string()))
+                .problem
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            problem("PROB_BOOTSTRAP", "many"),
+            "PROB_BOOTSTRAP: expected a whole number of resamples, at least 1, got `many`"
+        );
+        assert_eq!(
+            problem("PROB_MIN_INPUTS", "1"),
+            "PROB_MIN_INPUTS: expected a whole number of inputs, at least 2, got `1`"
+        );
+        assert_eq!(
+            problem("PROB_ADJUST", "fdr"),
+            "PROB_ADJUST: expected none, holm, bonferroni or bh, got `fdr`"
+        );
+        assert_eq!(
+            problem("PROB_MARGIN", "0.05"),
+            "PROB_MARGIN needs PROB_BASELINE"
+        );
+        let margin = resolve(&with(&[]), |n| match n {
+            "PROB_MARGIN" => Some("5".to_string()),
+            "PROB_BASELINE" => Some("old.json".to_string()),
+            _ => None,
+        });
+        assert_eq!(
+            margin.problem.as_deref(),
+            Some("PROB_MARGIN: expected a margin at least 0 and below 1, got `5` (did you mean 0.05?)")
+        );
+    }
+
+    #[test]
     fn bad_statistics_values_name_their_source() {
         let problem = |name: &'static str, value: &'static str| {
             resolve(&config(None, None), move |n| {
