@@ -70,6 +70,22 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
         }
     };
 
+    // A test item per gated case that passes or fails with the gate's verdict, named to sort
+    // after the case's runs (libtest and nextest start items in name order).
+    let verdicts = has_verdict_items(model, settings);
+    let verdict_fn = |fn_name: &Ident, depth: usize, case: usize| -> TokenStream {
+        if !verdicts {
+            return quote!();
+        }
+        let prefix = (0..depth).map(|_| quote!(super::));
+        let case_static = format_ident!("CASE_{}", case);
+        quote_spanned! {span=>
+            #[test]
+            #(#ignore)*
+            #[allow(non_snake_case)]
+            fn #fn_name() { ::probtest::__private::verdict(&#(#prefix)* #data_name::#case_static) }
+        }
+    };
     let runs = model.runs;
     let layout = Layout::of(model);
     // Each outer item carries the function's `cfg`, lints and docs: transposed items stand side
@@ -84,17 +100,27 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
             .collect()
     };
     let tests: Vec<TokenStream> = match layout {
-        Layout::Single => vec![test_fn(name, item(0, 0, 1))],
+        Layout::Single => vec![
+            test_fn(name, item(0, 0, 1)),
+            verdict_fn(&format_ident!("{}__verdict", name, span = span), 0, 0),
+        ],
         Layout::Runs => {
             let runs = runs_of(1, 0);
-            vec![quote_spanned!(span=> mod #name { #(#runs)* })]
+            let verdict = verdict_fn(&format_ident!("verdict", span = span), 1, 0);
+            vec![quote_spanned!(span=> mod #name { #(#runs)* #verdict })]
         }
         Layout::Cases => {
             let cases = model.cases.iter().enumerate().map(|(index, case)| {
-                test_fn(
+                let test = test_fn(
                     &format_ident!("{}", case.item, span = span),
                     item(1, index, 1),
-                )
+                );
+                let verdict = verdict_fn(
+                    &format_ident!("{}__verdict", case.item, span = span),
+                    1,
+                    index,
+                );
+                quote!(#test #verdict)
             });
             vec![quote_spanned!(span=> mod #name { #(#cases)* })]
         }
@@ -102,7 +128,8 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
             let cases = model.cases.iter().enumerate().map(|(index, case)| {
                 let case_mod = format_ident!("{}", case.item, span = span);
                 let runs = runs_of(2, index);
-                quote_spanned!(span=> mod #case_mod { #(#runs)* })
+                let verdict = verdict_fn(&format_ident!("verdict", span = span), 2, index);
+                quote_spanned!(span=> mod #case_mod { #(#runs)* #verdict })
             });
             vec![quote_spanned!(span=> mod #name { #(#cases)* })]
         }
@@ -122,14 +149,37 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
                     items.push(quote!(#[allow(non_snake_case)] #test));
                 }
             }
+            for (index, case) in model.cases.iter().enumerate() {
+                let fn_name = if model.parametrized() {
+                    format_ident!("verdict__{}__{}", name, case.item, span = span)
+                } else {
+                    format_ident!("verdict__{}", name, span = span)
+                };
+                items.push(verdict_fn(&fn_name, 0, index));
+            }
             items
         }
     };
+    // Without verdict items, their slots are empty: no outer attributes for nothing.
+    let tests = tests.into_iter().filter(|test| !test.is_empty());
     quote! {
         #body
         #data
         #(#outer #tests)*
     }
+}
+
+/// Whether the function's gated cases get a verdict item: `PROB_GATE_ITEMS` (else the config's
+/// `gate_items`) is on, and the attribute or the config sets a gate. A gate set only by
+/// `PROB_MIN_RATE` at run time is judged by each case's last run instead.
+fn has_verdict_items(model: &Model, settings: &Settings) -> bool {
+    settings.gate_items
+        && (model.gate.is_some()
+            || settings
+                .config
+                .entries
+                .iter()
+                .any(|(key, _)| key == "min_rate"))
 }
 
 /// How a function's test items are named and nested. The runtime's `Layout` gets the same tag,
@@ -311,6 +361,7 @@ fn data_module(
         None => quote!(),
     };
     let run_options = crate::run_options::tokens(&model.run_options);
+    let verdict_item = has_verdict_items(model, settings).then(|| quote!(.with_verdict_item()));
     let entries = settings
         .config
         .entries
@@ -333,7 +384,7 @@ fn data_module(
                 &CASES, #layout,
                 ::probtest::__private::Config::new(#json, #delay, #root, &[#(#entries),*]),
                 #gate,
-            )#compare #run_options;
+            )#compare #run_options #verdict_item;
             static CASES: [&::probtest::__private::Case; #case_count] = [#(&#case_statics),*];
             #[::probtest::__private::linkme::distributed_slice(::probtest::__private::BENCHES)]
             #[linkme(crate = ::probtest::__private::linkme)]

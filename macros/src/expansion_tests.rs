@@ -177,3 +177,54 @@ fn environment_runs_override_the_attribute() {
     );
     assert!(!text.contains("fn run3()"), "{text}");
 }
+
+#[test]
+fn a_gated_case_gets_a_verdict_item_after_its_runs() {
+    let settings = Settings {
+        gate_items: true,
+        ..Settings::default()
+    };
+    let text = expand(
+        quote!(runs = 2, min_rate = 0.8, params(text = ["refund", "order"])),
+        quote! {
+            fn bench_triage(text: &str) {
+                assert_eq!(classify(text), "refund");
+            }
+        },
+        &settings,
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn without_a_gate_or_with_gate_items_off_there_is_no_verdict_item() {
+    let on = Settings {
+        gate_items: true,
+        ..Settings::default()
+    };
+    let ungated = expand(
+        quote!(runs = 2),
+        quote!(
+            fn bench_x() {}
+        ),
+        &on,
+    );
+    assert!(!ungated.contains("verdict"), "{ungated}");
+    let off = expand(
+        quote!(runs = 2, min_rate = 0.5),
+        quote!(
+            fn bench_x() {}
+        ),
+        &Settings::default(),
+    );
+    assert!(!off.contains("verdict"), "{off}");
+    // A single run of a single case: the verdict item sits beside the function's item.
+    let single = expand(
+        quote!(min_passes = 1),
+        quote!(
+            fn bench_x() {}
+        ),
+        &on,
+    );
+    assert!(single.contains("fn bench_x__verdict()"), "{single}");
+}

@@ -16,7 +16,7 @@ use probtest_settings::{
 /// Config keys read here as typed values: they shape the items (`runs`, `transpose`) or reach
 /// the runtime typed (`json`, `delay`). Every other key of the table reaches it as text, parsed
 /// there like its environment variable.
-const TYPED_KEYS: &[&str] = &["runs", "json", "delay", "transpose"];
+const TYPED_KEYS: &[&str] = &["runs", "json", "delay", "transpose", "gate_items"];
 
 /// Environment variables read at expansion time: the settings that shape the items.
 pub(crate) fn tracked_env() -> impl Iterator<Item = &'static str> {
@@ -33,6 +33,8 @@ pub(crate) struct Settings {
     pub(crate) env_runs: Option<u32>,
     /// `PROB_TRANSPOSE`, else config, else off.
     pub(crate) transpose: bool,
+    /// `PROB_GATE_ITEMS`, else config, else on.
+    pub(crate) gate_items: bool,
     pub(crate) config: Config,
     /// Config files that were read, to be tracked for rebuilds.
     pub(crate) files: Vec<PathBuf>,
@@ -49,6 +51,7 @@ pub(crate) struct Config {
     pub(crate) json: Option<String>,
     pub(crate) delay: Option<f64>,
     pub(crate) transpose: Option<bool>,
+    pub(crate) gate_items: Option<bool>,
     /// The statistics keys as text, for the runtime to parse like their environment variables.
     pub(crate) entries: Vec<(String, String)>,
 }
@@ -97,6 +100,11 @@ pub(crate) fn load_uncached(
     settings.transpose = match env(transpose).filter(|v| !v.trim().is_empty()) {
         Some(value) => parse_switch(&value).map_err(|why| format!("{transpose}: {why}"))?,
         None => settings.config.transpose.unwrap_or(false),
+    };
+    let gate_items = by_variable("PROB_GATE_ITEMS").variable;
+    settings.gate_items = match env(gate_items).filter(|v| !v.trim().is_empty()) {
+        Some(value) => parse_switch(&value).map_err(|why| format!("{gate_items}: {why}"))?,
+        None => settings.config.gate_items.unwrap_or(true),
     };
     Ok(settings)
 }
@@ -213,6 +221,12 @@ fn apply_table(
             }
             "transpose" => {
                 config.transpose =
+                    Some(value.as_bool().ok_or_else(|| {
+                        format!("{} must be true or false, got {value}", at(key))
+                    })?);
+            }
+            "gate_items" => {
+                config.gate_items =
                     Some(value.as_bool().ok_or_else(|| {
                         format!("{} must be true or false, got {value}", at(key))
                     })?);
@@ -542,7 +556,7 @@ mod tests {
         let err = load_uncached(Some(&dir), env_of(&[])).unwrap_err();
         assert!(err.contains("unknown key `run`"), "{err}");
         assert!(
-            err.contains("expected one of: runs, json, delay, transpose, method,"),
+            err.contains("expected one of: runs, json, delay, transpose, gate_items, method,"),
             "{err}"
         );
     }

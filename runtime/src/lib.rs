@@ -119,6 +119,7 @@
 //! | `PROB_HTML` | | write the HTML report there when a test binary exits (with the default `html` feature) |
 //! | `PROB_DELAY` | `delay` | seconds between run starts within a process, never before the first |
 //! | `PROB_TRANSPOSE` | `transpose` | run-major order: run 1 of every case of a module, then run 2, ... |
+//! | `PROB_GATE_ITEMS` | `gate_items` | `1` (default) or `0`: a test item per gated case, `<case>::verdict`, that passes or fails with its gate's verdict, so that libtest's failure list, nextest's JUnit and rerun-failed tools name a failed gate |
 //! | `PROB_METHOD`, `PROB_CONFIDENCE`, `PROB_PRIOR` | `method`, `confidence`, `prior` | how intervals are computed |
 //! | `PROB_INTERVALS` | `intervals` | `0` hides the interval column |
 //! | `PROB_MIN_RATE` | `min_rate` | a gate for every case without its own |
@@ -242,6 +243,7 @@ pub mod __private {
     pub use crate::harness::recording::fields;
     pub use crate::harness::registry::{register_hook, Bench, Case, Config, Hook, Layout, BENCHES};
     pub use crate::harness::runner::{run, run_async, BenchReturn};
+    pub use crate::harness::verdict::verdict;
     pub use ctor;
     pub use linkme;
 

@@ -68,6 +68,12 @@ pub const SETTINGS: &[Setting] = &[
         "run-major order",
     ),
     setting(
+        "PROB_GATE_ITEMS",
+        Some("gate_items"),
+        Phase::Compile,
+        "a verdict item per gated case",
+    ),
+    setting(
         "PROB_METHOD",
         Some("method"),
         Phase::Run,
@@ -431,7 +437,7 @@ mod tests {
         assert_eq!(by_variable("PROB_METRIC").key, Some("metrics"));
         assert_eq!(
             keys(Phase::Compile).collect::<Vec<_>>(),
-            ["runs", "transpose"]
+            ["runs", "transpose", "gate_items"]
         );
     }
 

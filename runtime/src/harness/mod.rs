@@ -17,3 +17,4 @@ pub(crate) mod runner;
 pub(crate) mod settings;
 pub(crate) mod startup;
 pub(crate) mod timeout;
+pub(crate) mod verdict;

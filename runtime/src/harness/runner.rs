@@ -250,10 +250,13 @@ impl Active {
             }
         };
         match ready {
-            Ok(()) => Ok(Active {
-                started: Instant::now(),
-                ..active
-            }),
+            Ok(()) => {
+                case.note_started();
+                Ok(Active {
+                    started: Instant::now(),
+                    ..active
+                })
+            }
             Err(message) => {
                 active.record(Outcome::Error, Some(message.clone()), None);
                 let problem = active.problem.take();
@@ -265,6 +268,7 @@ impl Active {
     /// Classifies the body's result, records it, and says how the test item must end.
     fn finish(self, result: Result<Result<(), String>, Box<dyn Any + Send>>) -> Option<Failure> {
         let (outcome, failure) = self.classify(result);
+        self.case.note_settled();
         if let Some(problem) = self.problem.take() {
             // A run the session does not hold fails its item, whatever its outcome, so that
             // libtest and nextest show why; a failing run's own panic stays the item's failure,
@@ -288,6 +292,14 @@ impl Active {
             }
             return failure;
         };
+        if self.case.bench.has_verdict_item() {
+            // The case's verdict item judges it: every run is a sample. An error still fails
+            // its item unless errors are left out of the sample.
+            return match outcome {
+                Outcome::Error if settings.stats.errors == ErrorPolicy::Count => failure,
+                _ => None,
+            };
+        }
         // In a gated case a run is a sample, not a verdict. Where nothing will judge the
         // verdict (a plain nextest run, one process per test), failing runs keep failing.
         let judged_here = !settings.per_test && !settings.defer_verdicts;
@@ -305,15 +317,9 @@ impl Active {
         let [passes, fails, errors] = counts;
         let verdict = gate.judge(&settings.stats, passes, fails, errors);
         if failure.is_none() && verdict.fails(settings.stats.undecided) {
-            return Some(Failure::Message(format!(
-                "{}: gate {} is {:?} on {}/{} runs, interval [{}, {}]",
+            return Some(Failure::Message(crate::harness::verdict::message(
                 self.case.row_id,
-                crate::render::bar_text(verdict.rule),
-                verdict.verdict,
-                verdict.passes,
-                verdict.sample,
-                crate::render::bound_percent(verdict.low),
-                crate::render::bound_percent(verdict.high),
+                &verdict,
             )));
         }
         failure

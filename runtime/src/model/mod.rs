@@ -11,9 +11,9 @@ pub mod plan;
 pub(crate) mod record;
 pub(crate) mod report;
 pub(crate) mod synthetic;
-pub(crate) mod waits;
 #[cfg(test)]
 pub(crate) mod tests;
+pub(crate) mod waits;
 
 pub(crate) use case::{effective_gate, infeasible};
 pub use case::{CaseInfo, CompareSpec, Part};

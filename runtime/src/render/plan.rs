@@ -245,18 +245,19 @@ mod tests {
             level: None,
             prior: None,
         };
-        let case = |name: &str, runs: u32, rule: Option<Rule>| {
+        let case = |name: &str, line: u32, runs: u32, rule: Option<Rule>| {
             let mut info = info(name);
+            info.line = line;
             info.runs = runs;
             info.gate = rule.map(gate);
             info
         };
         let cases = [
-            case("gated_rate", 20, Some(Rule::MinRate(0.8))),
-            case("infeasible", 10, Some(Rule::MinRate(0.9))),
-            case("count", 10, Some(Rule::MinPasses(8))),
-            case("ungated", 30, None),
-            case("big", 200, Some(Rule::MinRate(0.9))),
+            case("gated_rate", 1, 20, Some(Rule::MinRate(0.8))),
+            case("infeasible", 2, 10, Some(Rule::MinRate(0.9))),
+            case("count", 3, 10, Some(Rule::MinPasses(8))),
+            case("ungated", 4, 30, None),
+            case("big", 5, 200, Some(Rule::MinRate(0.9))),
         ];
         let built = Plan::build(
             &cases,

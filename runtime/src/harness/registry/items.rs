@@ -124,6 +124,18 @@ pub(crate) fn item_names() -> (Vec<CaseInfo>, Vec<(String, u32, u32)>) {
     item_names_among(&BENCHES)
 }
 
+/// The names of `case`'s run items, as libtest lists them.
+pub(crate) fn run_item_names(case: &Case) -> Vec<String> {
+    let bench = case.bench;
+    let module = match bench.module_in_crate {
+        "" => String::new(),
+        inner => format!("{inner}::"),
+    };
+    (1..=bench.runs)
+        .map(|run| format!("{module}{}", bench.item_name(case, run)))
+        .collect()
+}
+
 /// [`item_names`] over `benches`.
 fn item_names_among(benches: &[&'static Bench]) -> (Vec<CaseInfo>, Vec<(String, u32, u32)>) {
     let mut cases = Vec::new();

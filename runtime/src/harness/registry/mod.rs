@@ -17,7 +17,7 @@ mod items;
 
 use items::in_crate;
 pub use items::Layout;
-pub(crate) use items::{item_names, locate_item};
+pub(crate) use items::{item_names, locate_item, run_item_names};
 
 /// A `#[probability]` function, as a static in generated code.
 ///
@@ -47,6 +47,8 @@ pub struct Bench {
     compare: Option<CompareArgs>,
     /// `timeout = "30s"`, if given.
     timeout: Option<std::time::Duration>,
+    /// Whether each case has a verdict item (`<case>::verdict`) that judges its gate.
+    verdict_item: bool,
     /// `limit = "key"`: the limit held around every run's body, if given.
     limit: Option<&'static str>,
 }
@@ -132,6 +134,10 @@ struct CaseState {
     passes: AtomicU64,
     fails: AtomicU64,
     errors: AtomicU64,
+    /// Runs of the case whose bodies began in this process, and those that have since ended,
+    /// however: the verdict item waits until the two agree.
+    started: AtomicU64,
+    settled: AtomicU64,
 }
 
 impl Bench {
@@ -165,7 +171,22 @@ impl Bench {
             compare: None,
             timeout: None,
             limit: None,
+            verdict_item: false,
         }
+    }
+
+    /// The bench whose gated cases each have a verdict item (`PROB_GATE_ITEMS`, on by default).
+    #[doc(hidden)]
+    pub const fn with_verdict_item(self) -> Bench {
+        Bench {
+            verdict_item: true,
+            ..self
+        }
+    }
+
+    /// Whether a verdict item judges each case's gate, so that its runs are only samples.
+    pub(crate) fn has_verdict_item(&self) -> bool {
+        self.verdict_item
     }
 
     /// The bench with the attribute's `timeout`, in nanoseconds.
@@ -333,6 +354,26 @@ impl Case {
         ];
         let done = counts.iter().sum::<u64>() == u64::from(self.bench.runs());
         (counts, done)
+    }
+
+    /// A run of the case is about to execute its body in this process.
+    pub(crate) fn note_started(&'static self) {
+        self.state().started.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A run of the case that began here has ended.
+    pub(crate) fn note_settled(&'static self) {
+        self.state().settled.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Runs of the case still executing in this process.
+    pub(crate) fn in_flight(&'static self) -> u64 {
+        let state = self.state();
+        let settled = state.settled.load(Ordering::Acquire);
+        state
+            .started
+            .load(Ordering::Acquire)
+            .saturating_sub(settled)
     }
 
     /// This process's counts of the case so far: passes, fails, errors.

@@ -1,0 +1,201 @@
+//! The verdict item of a gated case (`<case>::verdict`, `PROB_GATE_ITEMS`): a test item of its
+//! own that passes or fails with the case's gate, so that libtest's failure list, nextest's
+//! JUnit and rerun-failed tools name a failed gate, while the case's runs stay samples. Under
+//! `cargo test` it judges this process's runs of the case, once those still executing have
+//! ended; under nextest (a process per item) it judges the session store, once the runs other
+//! processes have started there have ended.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::harness::registry::{run_item_names, Case};
+use crate::harness::settings::{self, Settings};
+use crate::harness::{recorder, timeout};
+use crate::model::effective_gate;
+use crate::render::{bar_text, bound_percent};
+use crate::types::stats::GateResult;
+
+/// How long a verdict waits for runs still executing when the case has no timeout of its own:
+/// a provider call can take minutes, and a verdict judged without it would be wrong.
+const DEFAULT_WAIT: Duration = Duration::from_secs(600);
+
+/// How often the waiting verdict looks again.
+const POLL: Duration = Duration::from_millis(50);
+
+/// The body of `case`'s verdict item: returns when the gate passes (or the case has none),
+/// panics with the verdict when it fails.
+pub fn verdict(case: &'static Case) {
+    let settings = settings::get(&case.bench.config);
+    if let Some(problem) = &settings.problem {
+        panic!("{problem}");
+    }
+    let Some(gate) = effective_gate(case.bench.gate(), &settings.stats) else {
+        return;
+    };
+    let [passes, fails, errors] = if settings.per_test {
+        match from_session(case, settings) {
+            Ok(counts) => counts,
+            Err(problem) => panic!("{}: the verdict cannot be judged: {problem}", case.row_id),
+        }
+    } else {
+        wait_for_runs_here(case, settings);
+        case.counts()
+    };
+    let result = gate.judge(&settings.stats, passes, fails, errors);
+    if result.fails(settings.stats.undecided) {
+        panic!("{}", message(case.row_id, &result));
+    }
+}
+
+/// `triage::refund: gate min_rate 0.9 is Fail on 7/10 runs, interval [35%, 93%]`.
+pub(crate) fn message(row_id: &str, result: &GateResult) -> String {
+    format!(
+        "{row_id}: gate {} is {:?} on {}/{} runs, interval [{}, {}]",
+        bar_text(result.rule),
+        result.verdict,
+        result.passes,
+        result.sample,
+        bound_percent(result.low),
+        bound_percent(result.high),
+    )
+}
+
+/// How long to wait for runs of `case` still executing: its timeout and some, else ten minutes.
+fn wait_limit(case: &'static Case) -> Duration {
+    match timeout::of(case) {
+        Ok(Some(timeout)) => timeout + Duration::from_secs(30),
+        _ => DEFAULT_WAIT,
+    }
+}
+
+/// Waits until every run of `case` that this process will execute has ended: the run items
+/// libtest's filters select (a thread spawned for a run may not have begun its body yet when
+/// the verdict's does), and any run still executing.
+fn wait_for_runs_here(case: &'static Case, settings: &Settings) {
+    let _ = settings;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let filter = Filter::of(&args);
+    let expected = run_item_names(case)
+        .iter()
+        .filter(|name| filter.selects(name))
+        .count() as u64;
+    let deadline = Instant::now() + wait_limit(case);
+    while Instant::now() < deadline {
+        let ended: u64 = case.counts().iter().sum();
+        if ended >= expected && case.in_flight() == 0 {
+            return;
+        }
+        thread::sleep(POLL);
+    }
+}
+
+/// Which tests libtest runs, from its command line: the names that contain a filter (equal one,
+/// with `--exact`), or every name without filters, less those `--skip` names.
+#[derive(Debug, Default, PartialEq)]
+struct Filter {
+    filters: Vec<String>,
+    skips: Vec<String>,
+    exact: bool,
+}
+
+impl Filter {
+    fn of(args: &[String]) -> Filter {
+        // libtest's options that take a value, which is no filter.
+        const VALUED: [&str; 7] = [
+            "--skip",
+            "--test-threads",
+            "--format",
+            "--color",
+            "--logfile",
+            "-Z",
+            "--shuffle-seed",
+        ];
+        let mut filter = Filter::default();
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            if arg == "--exact" {
+                filter.exact = true;
+            } else if arg == "--skip" {
+                filter.skips.extend(args.next().cloned());
+            } else if let Some(skip) = arg.strip_prefix("--skip=") {
+                filter.skips.push(skip.to_string());
+            } else if VALUED.contains(&arg.as_str()) {
+                args.next();
+            } else if !arg.starts_with('-') {
+                filter.filters.push(arg.clone());
+            }
+        }
+        filter
+    }
+
+    fn selects(&self, name: &str) -> bool {
+        let matches = |pattern: &String| {
+            if self.exact {
+                name == pattern
+            } else {
+                name.contains(pattern.as_str())
+            }
+        };
+        (self.filters.is_empty() || self.filters.iter().any(matches))
+            && !self.skips.iter().any(matches)
+    }
+}
+
+/// The case's passes, fails and errors in the session store, once the runs started there have
+/// ended (or the wait ran out: a run still open then counts as the error the store makes of it).
+fn from_session(case: &'static Case, settings: &Settings) -> Result<[u64; 3], String> {
+    let _ = settings;
+    let session = recorder::session_of_process()?;
+    let key = case.info().key();
+    let deadline = Instant::now() + wait_limit(case);
+    loop {
+        let data = session
+            .load()
+            .map_err(|error| format!("cannot read the session store ({error})"))?;
+        let open = data
+            .records
+            .iter()
+            .zip(&data.open)
+            .filter(|(record, open)| open.is_some() && record.key() == key)
+            .count();
+        if open == 0 || Instant::now() >= deadline {
+            let report = data.into_report();
+            return Ok(report
+                .rows
+                .iter()
+                .find(|row| row.info.key() == key)
+                .map_or([0, 0, 0], |row| [row.passes, row.fails, row.errors]));
+        }
+        thread::sleep(POLL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter(args: &[&str]) -> Filter {
+        Filter::of(&args.iter().map(|arg| arg.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn the_filter_reads_libtests_command_line() {
+        let all = filter(&["--test-threads", "2", "--nocapture"]);
+        assert!(all.selects("bench_x::run01"));
+        let some = filter(&["bench_x", "--skip", "run02", "--format=terse"]);
+        assert!(some.selects("bench_x::run01"));
+        assert!(!some.selects("bench_x::run02"));
+        assert!(!some.selects("bench_y::run01"));
+        let exact = filter(&["--exact", "bench_x::run01", "--test-threads=1"]);
+        assert!(exact.selects("bench_x::run01"));
+        assert!(!exact.selects("bench_x::run011"));
+        assert_eq!(
+            filter(&["--skip=run03", "--color", "never"]),
+            Filter {
+                filters: Vec::new(),
+                skips: vec!["run03".into()],
+                exact: false,
+            }
+        );
+    }
+}
