@@ -14,7 +14,7 @@ use crate::model::report::Row;
 use crate::types::stats::paired::{
     adjust_pvalues, exact_difference, fisher_exact, newcombe, sign_flip, Adjustment,
 };
-use crate::types::stats::resample::{bootstrap_means, fmean, fsum, percentile_interval};
+use crate::types::stats::resample::{bootstrap_interval, fmean, fsum};
 use crate::types::stats::{StatsConfig, Verdict};
 
 /// Passes and runs.
@@ -244,21 +244,17 @@ pub(crate) fn compare_pairs(
                         )
                     })
                     .collect();
-                let samples = paired_bootstrap(&fractions, config.resamples.max(1), config.seed);
-                let ci = percentile_interval(&samples, level);
+                // A pair's difference is drawn whole, as pytest-probability draws it.
+                let differences: Vec<f64> =
+                    fractions.iter().map(|(base, arm)| arm - base).collect();
+                let ci =
+                    bootstrap_interval(&differences, config.resamples.max(1), config.seed, level);
                 out.ci = ci.map(|bounds| Bounds::new("bootstrap", level, bounds));
                 out.verdict = verdict_of(ci);
             }
         }
     }
     out
-}
-
-/// The bootstrap of the mean difference over whole (baseline, arm) pairs, drawn as
-/// pytest-probability draws them: a pair's difference is drawn whole.
-fn paired_bootstrap(fractions: &[(f64, f64)], resamples: u64, seed: u64) -> Vec<f64> {
-    let differences: Vec<f64> = fractions.iter().map(|(base, arm)| arm - base).collect();
-    bootstrap_means(&differences, resamples, seed)
 }
 
 /// `comparisons` with their p-values adjusted by `method` over every one that has a p-value:

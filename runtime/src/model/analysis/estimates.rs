@@ -9,9 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::report::{Aggregate, Row};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::cluster::{harmonic_mean, icc, projected_width, width_factor};
-use crate::types::stats::resample::{
-    bootstrap_means, fmean, fsum, normal_interval, percentile_interval,
-};
+use crate::types::stats::resample::{bootstrap_interval, fmean, fsum, normal_interval};
 use crate::types::stats::StatsConfig;
 
 /// An interval from a procedure the row intervals do not use (a bootstrap, a normal
@@ -117,9 +115,10 @@ pub(crate) fn estimate(rows: &[&Row], config: &StatsConfig) -> Option<Estimate> 
     let k = harmonic_mean(&totals)?;
     let enough = values.len() as u64 >= config.min_inputs;
     let (ci, normal_ci) = if enough {
-        let samples = bootstrap_means(&values, config.resamples.max(1), config.seed);
+        let resamples = config.resamples.max(1);
         (
-            percentile_interval(&samples, level).map(|b| Bounds::new("bootstrap", level, b)),
+            bootstrap_interval(&values, resamples, config.seed, level)
+                .map(|b| Bounds::new("bootstrap", level, b)),
             normal_interval(&values, level).map(|b| Bounds::new("normal", level, b)),
         )
     } else {

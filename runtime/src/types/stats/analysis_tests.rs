@@ -157,3 +157,19 @@ fn fisher_sums_the_terms_pytest_probability_sums() {
     assert_eq!(fisher_exact(6, 10, 6, 10), 0.9999999999999934);
     assert_eq!(fisher_exact(9, 10, 9, 10), 1.0);
 }
+
+#[test]
+fn a_remembered_interval_is_the_one_the_bootstrap_gives() {
+    use super::resample::bootstrap_interval;
+    let values: Vec<f64> = (0..30).map(|i| f64::from(i % 7) / 6.0).collect();
+    let direct = percentile_interval(&bootstrap_means(&values, 300, 5), 0.9);
+    assert_eq!(bootstrap_interval(&values, 300, 5, 0.9), direct);
+    assert_eq!(
+        bootstrap_interval(&values, 300, 5, 0.9),
+        direct,
+        "remembered"
+    );
+    // Another seed is another key.
+    let other = percentile_interval(&bootstrap_means(&values, 300, 6), 0.9);
+    assert_eq!(bootstrap_interval(&values, 300, 6, 0.9), other);
+}

@@ -243,6 +243,44 @@ pub fn bootstrap_means(values: &[f64], resamples: u64, seed: u64) -> Vec<f64> {
         .collect()
 }
 
+/// The percentile interval at `level` of the bootstrap of the mean of `values`
+/// ([`bootstrap_means`], [`percentile_interval`]). The last few are remembered: a test binary
+/// builds its report twice at exit (the session's, folded into the JSON file, and its own
+/// summary's), and when it is alone in its session both resample the same values.
+pub fn bootstrap_interval(
+    values: &[f64],
+    resamples: u64,
+    seed: u64,
+    level: f64,
+) -> Option<(f64, f64)> {
+    use std::sync::Mutex;
+    type Key = (Vec<u64>, u64, u64, u64);
+    type Entry = (Key, Option<(f64, f64)>);
+    static MEMO: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+    const KEPT: usize = 64;
+    let key: Key = (
+        values.iter().map(|v| v.to_bits()).collect(),
+        resamples,
+        seed,
+        level.to_bits(),
+    );
+    if let Some(found) = MEMO
+        .lock()
+        .ok()
+        .and_then(|memo| memo.iter().find(|(k, _)| *k == key).map(|(_, v)| *v))
+    {
+        return found;
+    }
+    let interval = percentile_interval(&bootstrap_means(values, resamples, seed), level);
+    if let Ok(mut memo) = MEMO.lock() {
+        if memo.len() >= KEPT {
+            memo.remove(0);
+        }
+        memo.push((key, interval));
+    }
+    interval
+}
+
 /// The equal-tailed percentile interval of a bootstrap distribution at `level`, interpolating
 /// between order statistics (Hyndman and Fan type 7, numpy's default). `None` for no samples.
 pub fn percentile_interval(samples: &[f64], level: f64) -> Option<(f64, f64)> {
