@@ -250,13 +250,10 @@ impl Active {
             }
         };
         match ready {
-            Ok(()) => {
-                case.note_started();
-                Ok(Active {
-                    started: Instant::now(),
-                    ..active
-                })
-            }
+            Ok(()) => Ok(Active {
+                started: Instant::now(),
+                ..active
+            }),
             Err(message) => {
                 active.record(Outcome::Error, Some(message.clone()), None);
                 let problem = active.problem.take();
@@ -268,7 +265,6 @@ impl Active {
     /// Classifies the body's result, records it, and says how the test item must end.
     fn finish(self, result: Result<Result<(), String>, Box<dyn Any + Send>>) -> Option<Failure> {
         let (outcome, failure) = self.classify(result);
-        self.case.note_settled();
         if let Some(problem) = self.problem.take() {
             // A run the session does not hold fails its item, whatever its outcome, so that
             // libtest and nextest show why; a failing run's own panic stays the item's failure,
@@ -444,6 +440,7 @@ fn fail_item(failure: Option<Failure>) {
 #[doc(hidden)]
 #[track_caller]
 pub fn run<R: BenchReturn + 'static>(case: &'static Case, run: u32, body: fn() -> R) {
+    let _ended = case.item_end();
     let active = match Active::start(case, run) {
         Ok(active) => active,
         Err(message) => panic!("{message}"),
@@ -510,6 +507,7 @@ where
 {
     let started = Active::start(case, run);
     async move {
+        let _ended = case.item_end();
         let active = match started {
             Ok(active) => active,
             Err(message) => panic!("{message}"),

@@ -22,6 +22,10 @@ const DEFAULT_WAIT: Duration = Duration::from_secs(600);
 /// How often the waiting verdict looks again.
 const POLL: Duration = Duration::from_millis(50);
 
+/// How long the session store must stay still, with no run of the case executing, before a
+/// verdict under nextest judges fewer runs than the case has.
+const QUIET: Duration = Duration::from_secs(2);
+
 /// The body of `case`'s verdict item: returns when the gate passes (or the case has none),
 /// panics with the verdict when it fails.
 pub fn verdict(case: &'static Case) {
@@ -68,9 +72,9 @@ fn wait_limit(case: &'static Case) -> Duration {
     }
 }
 
-/// Waits until every run of `case` that this process will execute has ended: the run items
-/// libtest's filters select (a thread spawned for a run may not have begun its body yet when
-/// the verdict's does), and any run still executing.
+/// Waits until every run item of `case` that libtest's filters select has returned in this
+/// process: a thread spawned for a run may not have begun when the verdict's does, and a run
+/// still executing has not ended.
 fn wait_for_runs_here(case: &'static Case, settings: &Settings) {
     let _ = settings;
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -80,11 +84,7 @@ fn wait_for_runs_here(case: &'static Case, settings: &Settings) {
         .filter(|name| filter.selects(name))
         .count() as u64;
     let deadline = Instant::now() + wait_limit(case);
-    while Instant::now() < deadline {
-        let ended: u64 = case.counts().iter().sum();
-        if ended >= expected && case.in_flight() == 0 {
-            return;
-        }
+    while case.items_ended() < expected && Instant::now() < deadline {
         thread::sleep(POLL);
     }
 }
@@ -141,24 +141,39 @@ impl Filter {
     }
 }
 
-/// The case's passes, fails and errors in the session store, once the runs started there have
-/// ended (or the wait ran out: a run still open then counts as the error the store makes of it).
+/// The case's passes, fails and errors in the session store, once its runs are in: all of
+/// them, or as many as came while the store stayed still for [`QUIET`] with none executing (a
+/// filter may have left some out, and a run nextest has just spawned writes its start a moment
+/// later). A run still open when the wait runs out counts as the error the store makes of it.
 fn from_session(case: &'static Case, settings: &Settings) -> Result<[u64; 3], String> {
     let _ = settings;
     let session = recorder::session_of_process()?;
     let key = case.info().key();
+    let runs = u64::from(case.bench.runs());
     let deadline = Instant::now() + wait_limit(case);
+    let mut last = (usize::MAX, usize::MAX);
+    let mut still_since = Instant::now();
     loop {
         let data = session
             .load()
             .map_err(|error| format!("cannot read the session store ({error})"))?;
+        let mine = data
+            .records
+            .iter()
+            .filter(|record| record.key() == key)
+            .count();
         let open = data
             .records
             .iter()
             .zip(&data.open)
             .filter(|(record, open)| open.is_some() && record.key() == key)
             .count();
-        if open == 0 || Instant::now() >= deadline {
+        if (mine, open) != last {
+            last = (mine, open);
+            still_since = Instant::now();
+        }
+        let settled = open == 0 && (mine as u64 >= runs || still_since.elapsed() >= QUIET);
+        if settled || Instant::now() >= deadline {
             let report = data.into_report();
             return Ok(report
                 .rows

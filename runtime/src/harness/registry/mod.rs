@@ -118,6 +118,15 @@ pub struct Case {
     parts: &'static [(&'static [&'static str], &'static str, u32)],
 }
 
+/// Counts its case's run item as returned when dropped (see [`Case::item_end`]).
+pub(crate) struct ItemEnd(&'static Case);
+
+impl Drop for ItemEnd {
+    fn drop(&mut self) {
+        self.0.state().items_ended.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
 /// What this process knows of a case that has run in it.
 #[derive(Default)]
 struct CaseState {
@@ -134,10 +143,9 @@ struct CaseState {
     passes: AtomicU64,
     fails: AtomicU64,
     errors: AtomicU64,
-    /// Runs of the case whose bodies began in this process, and those that have since ended,
-    /// however: the verdict item waits until the two agree.
-    started: AtomicU64,
-    settled: AtomicU64,
+    /// Run items of the case that have returned in this process, however they ended: the
+    /// verdict item waits for those libtest selected.
+    items_ended: AtomicU64,
 }
 
 impl Bench {
@@ -356,24 +364,15 @@ impl Case {
         (counts, done)
     }
 
-    /// A run of the case is about to execute its body in this process.
-    pub(crate) fn note_started(&'static self) {
-        self.state().started.fetch_add(1, Ordering::AcqRel);
+    /// A guard that counts a run item of the case as returned when it drops, whether its run
+    /// passed, failed, was stopped, or never began its body.
+    pub(crate) fn item_end(&'static self) -> ItemEnd {
+        ItemEnd(self)
     }
 
-    /// A run of the case that began here has ended.
-    pub(crate) fn note_settled(&'static self) {
-        self.state().settled.fetch_add(1, Ordering::AcqRel);
-    }
-
-    /// Runs of the case still executing in this process.
-    pub(crate) fn in_flight(&'static self) -> u64 {
-        let state = self.state();
-        let settled = state.settled.load(Ordering::Acquire);
-        state
-            .started
-            .load(Ordering::Acquire)
-            .saturating_sub(settled)
+    /// Run items of the case that have returned in this process.
+    pub(crate) fn items_ended(&'static self) -> u64 {
+        self.state().items_ended.load(Ordering::Acquire)
     }
 
     /// This process's counts of the case so far: passes, fails, errors.
