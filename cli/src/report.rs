@@ -124,6 +124,10 @@ pub fn rebuild(report: &Report) -> Report {
         &report.stats_config,
     );
     rebuilt.session.clone_from(&report.session);
+    // Function-level estimates and comparisons come from the records too; the comparison with
+    // an earlier report needs that report, so the stored one is kept.
+    rebuilt.analyze();
+    rebuilt.baseline.clone_from(&report.baseline);
     rebuilt
 }
 

@@ -677,3 +677,16 @@ fn the_baseline_regression_gate_under_nextest() {
     let lines = block(&same.stdout, "probability: baseline");
     assert!(lines[1].ends_with("≥−5 pp  PASS"), "{same}");
 }
+
+#[test]
+fn a_stored_report_renders_its_function_level_lines_again() {
+    let (output, _) = ours("reports/stored.json", &[]);
+    let printed = aggregate_lines(&output.stdout);
+    assert!(!printed.is_empty(), "no function-level lines{output}");
+    let again = fixture()
+        .probtest("report", &["--json", "reports/stored.json"], &[])
+        .env("NO_COLOR", "1")
+        .run();
+    again.assert_code(0);
+    assert_eq!(aggregate_lines(&again.stdout), printed, "{again}");
+}
