@@ -13,6 +13,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub mod cluster;
+pub mod latency;
 pub mod paired;
 pub mod plan;
 mod quantile;
