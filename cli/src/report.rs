@@ -47,10 +47,26 @@ pub struct ReportArgs {
     /// target directory of the current workspace].
     #[arg(long, value_name = "DIR", conflicts_with = "json")]
     pub target_dir: Option<PathBuf>,
+
+    /// Instead of one session's summary, each case's pass fraction over the last N sessions the
+    /// store keeps (10 without N), oldest first, and whether the latest differs from the one
+    /// before (Newcombe's interval, Fisher's exact p).
+    #[arg(
+        long,
+        value_name = "N",
+        num_args = 0..=1,
+        default_missing_value = "10",
+        value_parser = clap::value_parser!(u32).range(1..),
+        conflicts_with_all = ["json", "session", "json_out", "markdown", "junit", "html"]
+    )]
+    pub history: Option<u32>,
 }
 
 /// Runs `cargo probtest report`; the exit code on success is 0.
 pub fn report(args: &ReportArgs) -> Result<i32, Error> {
+    if let Some(count) = args.history {
+        return history(args, count as usize);
+    }
     // The sessions directory and key of a session read from the store, for the HTML report's
     // history.
     let mut sessions_dir = None;
@@ -104,6 +120,47 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
         write_html(&report, source, path)?;
     }
     print_summary(&report, written.as_deref());
+    Ok(0)
+}
+
+/// `cargo probtest report --history N`: the last `count` sessions' history, printed.
+fn history(args: &ReportArgs, count: usize) -> Result<i32, Error> {
+    let options = CargoOptions {
+        target_dir: args.target_dir.clone(),
+        ..CargoOptions::default()
+    };
+    let sessions = store::sessions_dir(&target::target_dir(&options)?);
+    let listed = Session::list(&sessions)
+        .map_err(|error| Error::about(sessions.display(), format!("cannot list ({error})")))?;
+    if listed.is_empty() {
+        return Err(Error::about(
+            sessions.display(),
+            "holds no session; run the tests first",
+        ));
+    }
+    let mut reports = Vec::new();
+    let mut stderr = std::io::stderr().lock();
+    // Listed newest first: the last `count` that read, then oldest first.
+    for session in listed {
+        if reports.len() == count {
+            break;
+        }
+        match load_session(&session) {
+            Ok((report, _)) => reports.push((session.key().to_string(), report)),
+            Err(error) => {
+                let _ = writeln!(
+                    stderr,
+                    "probtest: session {} is left out: {error}",
+                    session.key()
+                );
+            }
+        }
+    }
+    reports.reverse();
+    let history = probtest::trend::History::build(&reports);
+    let mut stdout = std::io::stdout().lock();
+    let _ =
+        stdout.write_all(probtest::trend::render(&history, probtest::color_enabled()).as_bytes());
     Ok(0)
 }
 

@@ -196,6 +196,12 @@ pub use harness::recording::{
     RunHandle,
 };
 pub use model::analysis;
+/// Each case's pass fraction over the sessions the store keeps, and the latest change
+/// (`cargo probtest report --history`).
+pub mod trend {
+    pub use crate::model::history::{CaseHistory, Change, History};
+    pub use crate::render::history::history as render;
+}
 /// The plan of a suite that has not run (`cargo probtest plan`): per case, what its gate needs,
 /// the chance the planned runs pass it and catch a rare failure, and their cost.
 pub mod planning {

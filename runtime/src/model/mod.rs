@@ -7,6 +7,7 @@
 pub(crate) mod aggregate;
 pub mod analysis;
 pub(crate) mod case;
+pub mod history;
 pub mod plan;
 pub(crate) mod record;
 pub(crate) mod report;

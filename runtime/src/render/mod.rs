@@ -11,6 +11,7 @@ mod analysis_tests;
 pub(crate) mod baseline;
 pub(crate) mod compare;
 pub(crate) mod explain;
+pub mod history;
 pub mod plan;
 pub(crate) mod summary;
 pub(crate) mod text;
