@@ -208,7 +208,9 @@ pub mod planning {
     pub use crate::model::plan::{Plan, PlanRow, PlanSettings};
     pub use crate::render::plan::plan as render;
 }
-pub use model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
+pub use model::{
+    Aggregate, CaseInfo, CompareSpec, Part, Record, Report, Row, Totals, SCHEMA_VERSION,
+};
 pub use render::{color_enabled, summary, Options as RenderOptions};
 pub use types::key::CaseKey;
 pub use types::ordered_map::OrderedMap;
