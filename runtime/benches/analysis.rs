@@ -92,11 +92,7 @@ fn main() {
         report.analyze();
         analyze.push(start.elapsed());
         comparisons = report.comparisons.len();
-        assert_eq!(
-            report.aggregates.is_empty(),
-            false,
-            "a function-level estimate"
-        );
+        assert!(!report.aggregates.is_empty(), "a function-level estimate");
         let start = Instant::now();
         let text = probtest::summary(&report, &probtest::RenderOptions::default());
         render.push(start.elapsed());
