@@ -101,6 +101,16 @@ fn a_limit_of_two_is_never_exceeded_by_eight_threads_under_cargo_test() {
     output.assert_code(0);
     let report = fixture.read_json("held-threads.json");
     check_two_at_most(&output, "held-threads.log", &report);
+    // Eight runs of 0.3 s waited about 3.6 s in all: longer than they took.
+    let line = output
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("  Limits:  waited "))
+        .unwrap_or_else(|| panic!("the summary does not say that waiting dominated{output}"));
+    assert!(
+        line.contains(" s for shared; the runs themselves took 2."),
+        "{line}"
+    );
 }
 
 #[test]

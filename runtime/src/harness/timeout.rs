@@ -311,6 +311,33 @@ mod tests {
     }
 
     #[test]
+    fn time_spent_waiting_for_a_limit_moves_the_deadline() {
+        let state = Arc::new(RunState::default());
+        let started = Instant::now();
+        // The run waits for a limit from its start, for longer than its timeout.
+        state.waits.lock().expect("waits").since = Some(started);
+        let waiting = state.clone();
+        let result = run_on_thread(
+            &state,
+            started,
+            Duration::from_millis(100),
+            Box::new(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                waiting
+                    .waits
+                    .lock()
+                    .expect("waits")
+                    .add("api", Duration::from_millis(300));
+                Ok(Ok(()))
+            }),
+        );
+        assert!(
+            matches!(result, Some(Ok(Ok(())))),
+            "a run that waited is not timed out"
+        );
+    }
+
+    #[test]
     fn an_async_body_is_dropped_at_the_deadline() {
         struct Dropped(Arc<AtomicBool>);
         impl Drop for Dropped {
