@@ -368,3 +368,32 @@ fn a_bad_timeout_or_limit_setting_is_one_line_naming_it() {
         "{output}"
     );
 }
+
+#[test]
+fn prob_timeout_times_out_a_bench_without_its_own() {
+    let fixture = fixture();
+    fixture.remove("env-timeout.json");
+    let output = fixture
+        .cargo_test(&[
+            "--test",
+            "limits",
+            "--",
+            "bench_held",
+            "--test-threads",
+            "8",
+        ])
+        .env("PROB_TIMEOUT", "100ms")
+        .env("PROB_JSON", "env-timeout.json")
+        .run();
+    output.assert_code(101);
+    let report = fixture.read_json("env-timeout.json");
+    // No limit is set here: each run sleeps its 300 ms alone, past the 100 ms.
+    assert_eq!(
+        counts(report_row(&report, "held")),
+        [0, 0, 8, 8],
+        "{output}"
+    );
+    for record in report_records(&report, "held") {
+        assert_eq!(record["error"], "the run exceeded its timeout of 100ms");
+    }
+}
