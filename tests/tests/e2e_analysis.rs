@@ -10,7 +10,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -64,28 +64,6 @@ def bench_equivalent(model, text):
     new = 7 if text % 2 == 0 else 9
     assert passes(("equivalent", model, text), text * 3, 8 if model == "base" else new)
 "#;
-
-/// A Python that has pytest-probability, or `None` (with the reason printed) to skip.
-fn peer_python() -> Option<&'static Path> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            let python = std::env::var_os("PROBTEST_PEER_PYTHON")
-                .map_or_else(|| PathBuf::from("python3"), PathBuf::from);
-            let has_peer = Command::new(&python)
-                .args(["-c", "import pytest_probability"])
-                .output()
-                .is_ok_and(|output| output.status.success());
-            if has_peer {
-                return Some(python);
-            }
-            let why = "pytest-probability is not installed (pip install pytest-probability==0.3.0, or point PROBTEST_PEER_PYTHON at a Python that has it)";
-            assert!(std::env::var_os("CI").is_none(), "{why}; CI must have it");
-            eprintln!("skipping the side-by-side test: {why}");
-            None
-        })
-        .as_deref()
-}
 
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
@@ -182,7 +160,7 @@ fn number(value: &Value) -> f64 {
 
 #[test]
 fn function_level_estimates_equal_the_peers() {
-    let Some(python) = peer_python() else { return };
+    let Some(python) = support::peer_python() else { return };
     let (output, report) = ours("reports/estimates.json", &[]);
     let (peer_stdout, theirs) = peer(python, "estimates.json", &[]);
     for name in ["qa", "triage", "single", "Overall"] {
@@ -309,7 +287,7 @@ fn close(ours: &Value, theirs: &Value, what: &str) {
 
 #[test]
 fn comparisons_equal_the_peers() {
-    let Some(python) = peer_python() else { return };
+    let Some(python) = support::peer_python() else { return };
     let settings = [("PROB_COMPARE", "model"), ("PROB_ADJUST", "holm")];
     let (output, report) = ours("reports/compare.json", &settings);
     let (peer_stdout, theirs) = peer(
@@ -501,7 +479,7 @@ fn margins_are_gates_under_nextest() {
 
 #[test]
 fn baseline_verdicts_equal_the_peers() {
-    let Some(python) = peer_python() else { return };
+    let Some(python) = support::peer_python() else { return };
     // The peer's own report is the baseline of both: each reads the other's reports.
     let (_, _) = peer(python, "before.json", &[]);
     let before = fixture().path("python/before.json");

@@ -93,32 +93,6 @@ def bench_flaky_plain():
     assert next(_flaky_plain) != 3
 "#;
 
-/// A Python that has pytest-probability, or `None` (with the reason printed) to skip.
-fn peer_python() -> Option<&'static Path> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            let candidates: Vec<PathBuf> = match std::env::var_os("PROBTEST_PEER_PYTHON") {
-                Some(path) => vec![PathBuf::from(path)],
-                None => vec!["python3".into()],
-            };
-            for python in candidates {
-                let has_peer = Command::new(&python)
-                    .args(["-c", "import pytest_probability"])
-                    .output()
-                    .is_ok_and(|output| output.status.success());
-                if has_peer {
-                    return Some(python);
-                }
-            }
-            let why = "pytest-probability is not installed (pip install pytest-probability==0.3.0, or point PROBTEST_PEER_PYTHON at a Python that has it)";
-            assert!(std::env::var_os("CI").is_none(), "{why}; CI must have it");
-            eprintln!("skipping the interop test: {why}");
-            None
-        })
-        .as_deref()
-}
-
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
@@ -187,7 +161,7 @@ fn summary_lines(stdout: &str) -> Vec<String> {
 
 #[test]
 fn the_peer_pairs_a_probtest_report_as_its_baseline() {
-    let Some(python) = peer_python() else { return };
+    let Some(python) = support::peer_python() else { return };
     let output = fixture()
         .cargo_test(&["--test", "demo"])
         .env("PROB_JSON", "ours.json")
@@ -209,7 +183,7 @@ fn the_peer_pairs_a_probtest_report_as_its_baseline() {
 
 #[test]
 fn cargo_probtest_report_renders_a_peer_report_as_the_peer_printed_it() {
-    let Some(python) = peer_python() else { return };
+    let Some(python) = support::peer_python() else { return };
     let theirs = fixture().path("python/peer.json");
     let json = format!("--prob-json={}", theirs.display());
     let (code, peer_stdout, stderr) = pytest(python, &[&json]);
