@@ -4,7 +4,7 @@
 Writes runtime/tests/data/reference_stats.json, which the runtime's unit tests check every
 interval method and metric against, and the statistics of comparisons and function-level
 estimates: Newcombe's interval, Fisher's exact test, the intraclass correlation, and p-value
-adjustments. Needs scipy and statsmodels (pip install scipy statsmodels);
+adjustments; and the anytime-valid confidence sequence of early stopping. Needs scipy and statsmodels (pip install scipy statsmodels);
 the output is committed, so neither is needed to run the tests.
 
 Usage: python3 scripts/reference_stats.py
@@ -16,6 +16,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.special import betaln
 from scipy.stats import beta, fisher_exact
 from statsmodels.formula.api import ols
 from statsmodels.stats.anova import anova_lm
@@ -123,6 +125,41 @@ def adjustments():
     return rows
 
 
+def sequences():
+    """The anytime-valid confidence sequence (PROB_STOP=sequential): the p at which the
+    beta-binomial mixture's log wealth, log B(a + x, b + n - x)/B(a, b) - x log p
+    - (n - x) log(1 - p), reaches log(1/alpha), found here by scipy's brentq on betaln rather
+    than probtest's Newton iteration. At x = n the lower bound has a closed form."""
+    rows = []
+    for n in [1, 2, 3, 5, 10, 17, 36, 53, 100, 368, 1000]:
+        for c in passes_for(n):
+            for level in [0.5, 0.8, 0.9, 0.95, 0.99]:
+                for a, b in [(0.5, 0.5), (1.0, 1.0)]:
+                    threshold = -math.log1p(-level)
+
+                    def lower(x, y, a, b):
+                        # y = n - x non-passes; the bound below x / n.
+                        if x == 0:
+                            return 0.0, False
+                        log_mix = float(betaln(a + x, b + y) - betaln(a, b))
+                        if y == 0:
+                            return math.exp(-(threshold - log_mix) / x), True
+
+                        def g(p):
+                            return log_mix - x * math.log(p) - y * math.log1p(-p) - threshold
+
+                        root = brentq(g, 1e-300, x / (x + y), xtol=1e-300, rtol=8.9e-16,
+                                      maxiter=500)
+                        return float(root), False
+
+                    low, low_closed = lower(c, n - c, a, b)
+                    high_mirror, high_closed = lower(n - c, c, b, a)
+                    rows.append(dict(passes=c, runs=n, level=level, a=a, b=b,
+                                     low=low, high=1.0 - high_mirror,
+                                     low_closed=low_closed, high_closed=high_closed))
+    return rows
+
+
 def main():
     out = Path(__file__).resolve().parent.parent / "runtime" / "tests" / "data" / "reference_stats.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -134,6 +171,7 @@ def main():
         two_arms=two_arms(),
         icc=iccs(),
         adjustments=adjustments(),
+        sequences=sequences(),
     )
     out.write_text(json.dumps(data, indent=0) + "\n")
     print(f"wrote {len(data['intervals'])} intervals and {len(data['metrics'])} metrics to {out}")

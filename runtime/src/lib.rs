@@ -134,6 +134,7 @@
 //! | `PROB_ADJUST` | `adjust` | `none`, `holm`, `bonferroni` or `bh`: the comparisons' p-value adjustment |
 //! | `PROB_BASELINE` | | an earlier report (probtest's or pytest-probability's) to compare every function with |
 //! | `PROB_MARGIN` | | with `PROB_BASELINE`: fail a function whose pass rate may have dropped by more than this |
+//! | `PROB_STOP` | `stop` | `off` (default), `curtail` or `sequential`: stop a gated case's remaining runs once it is decided |
 //! | `PROB_DEFER_VERDICTS` | | `1`: gated cases' runs never fail their items; whoever reads the session judges (`cargo probtest run` sets it) |
 //! | `PROB_SESSION` | | the session key, for grouping runs your own way (see below) |
 //! | `PROB_SUMMARY` | | `0` turns off the section each test process prints at exit |
@@ -196,6 +197,7 @@ pub use harness::recording::{
     RunHandle,
 };
 pub use model::analysis;
+pub use model::stopping::{Stop, Stopping};
 /// Each case's pass fraction over the sessions the store keeps, and the latest change
 /// (`cargo probtest report --history`).
 pub mod trend {

@@ -165,6 +165,12 @@ pub const SETTINGS: &[Setting] = &[
         "the drop from the baseline that fails",
     ),
     setting(
+        "PROB_STOP",
+        Some("stop"),
+        Phase::Run,
+        "stop a gated case's runs once it is decided",
+    ),
+    setting(
         "PROB_DEFER_VERDICTS",
         None,
         Phase::Run,

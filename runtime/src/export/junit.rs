@@ -108,7 +108,9 @@ fn row_cases(report: &Report, row: &Row, records: &[&Record], classname: &str) -
     }
     let verdict = if row.fails_session(&report.stats_config) {
         let mut text = format!("{status}: {headline}\n");
-        let failing = records.iter().filter(|r| r.outcome != Outcome::Pass);
+        let failing = records
+            .iter()
+            .filter(|r| !matches!(r.outcome, Outcome::Pass | Outcome::Stopped));
         let shown: Vec<&&Record> = failing.clone().take(QUOTED_RUNS).collect();
         for record in &shown {
             let _ = writeln!(

@@ -81,7 +81,7 @@ fn texts(record: &Record) -> (Option<&str>, Option<&str>) {
     let text = record.message.as_deref();
     match record.outcome {
         Outcome::Error => (None, text),
-        Outcome::Pass | Outcome::Fail => (text, None),
+        Outcome::Pass | Outcome::Fail | Outcome::Stopped => (text, None),
     }
 }
 
@@ -181,6 +181,11 @@ pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
     let usage = serde_or(&row.usage, row.usage.is_empty(), "{}")?;
     let gate = serde_or(&row.gate, row.gate.is_none(), "null")?;
     let metrics = serde_or(&row.metrics, row.metrics.is_empty(), "{}")?;
+    // Only a row that stopped early has `stopped`, as serde leaves it out otherwise.
+    let metrics = match &row.stopped {
+        Some(stop) => format!("{metrics},\"stopped\":{}", serde(stop)?),
+        None => metrics.into_owned(),
+    };
     let counts = format!(
         "\"passes\":{},\"fails\":{},\"errors\":{},\"total\":{},\"pass_rate\":{},\"status\":\"{}\",\
          \"cost\":{},\"usage\":{usage},\"ci\":",
@@ -266,13 +271,19 @@ pub(crate) fn head(
 
 /// The analysis' fields of a report's head after its aggregates, `,"comparisons":[…],
 /// "baseline":…`, for a
-/// report that was analysed; empty for one kept run by run, which has none yet.
+/// report that was analysed; empty for one kept run by run, which has none yet. Either way
+/// `,"stopping":{…}` follows when `PROB_STOP` is set.
 pub(crate) fn analysis(report: &Report, analysed: bool) -> io::Result<String> {
+    // What early stopping saved follows every result too, but needs no analysis.
+    let stopping = match &report.stopping {
+        Some(stopping) => format!(",\"stopping\":{}", serde(stopping)?),
+        None => String::new(),
+    };
     if !analysed {
-        return Ok(String::new());
+        return Ok(stopping);
     }
     Ok(format!(
-        ",\"comparisons\":{},\"baseline\":{}",
+        ",\"comparisons\":{},\"baseline\":{}{stopping}",
         serde(&report.comparisons)?,
         serde(&report.baseline)?
     ))

@@ -164,6 +164,7 @@ impl<'a> Plain<'a> {
             "pass" => Outcome::Pass,
             "fail" => Outcome::Fail,
             "error" => Outcome::Error,
+            "stopped" => Outcome::Stopped,
             _ => return None,
         };
         self.literal(",\"elapsed\":")?;

@@ -16,5 +16,6 @@ pub(crate) mod registry;
 pub(crate) mod runner;
 pub(crate) mod settings;
 pub(crate) mod startup;
+pub(crate) mod stopping;
 pub(crate) mod timeout;
 pub(crate) mod verdict;

@@ -219,8 +219,8 @@ enum Failure {
 }
 
 impl Active {
-    fn start(case: &'static Case, run: u32) -> Result<Active, String> {
-        install_panic_hook();
+    /// The run's start, recorded.
+    fn begin(case: &'static Case, run: u32) -> Active {
         // Under nextest the process's run was started before `main` (see `startup`).
         let started = crate::harness::startup::take(case, run)
             .unwrap_or_else(|| recorder::started(case, run));
@@ -228,14 +228,27 @@ impl Active {
             origin: Some((case, run)),
             ..RunState::default()
         });
-        let active = Active {
+        Active {
             case,
             run,
             ticket: started.ticket,
             state,
             started: Instant::now(),
             problem: std::cell::RefCell::new(started.problem),
-        };
+        }
+    }
+
+    /// A run `PROB_STOP` skips (`harness::stopping`): started and recorded as stopped, with no
+    /// setup, spacing or body, then judged as any run of its case.
+    fn skip(case: &'static Case, run: u32, note: String) -> Option<Failure> {
+        let active = Active::begin(case, run);
+        active.record(Outcome::Stopped, Some(note), None);
+        active.judge(Outcome::Stopped, None)
+    }
+
+    fn start(case: &'static Case, run: u32) -> Result<Active, String> {
+        install_panic_hook();
+        let active = Active::begin(case, run);
         let settings = settings::get(&case.bench.config);
         let timeout_problem = crate::harness::timeout::of(case).err().or_else(|| {
             crate::harness::frames::enabled()
@@ -265,6 +278,11 @@ impl Active {
     /// Classifies the body's result, records it, and says how the test item must end.
     fn finish(self, result: Result<Result<(), String>, Box<dyn Any + Send>>) -> Option<Failure> {
         let (outcome, failure) = self.classify(result);
+        self.judge(outcome, failure)
+    }
+
+    /// How the test item of a run recorded as `outcome` must end.
+    fn judge(self, outcome: Outcome, failure: Option<Failure>) -> Option<Failure> {
         if let Some(problem) = self.problem.take() {
             // A run the session does not hold fails its item, whatever its outcome, so that
             // libtest and nextest show why; a failing run's own panic stays the item's failure,
@@ -278,7 +296,11 @@ impl Active {
             });
         }
         let settings = settings::get(&self.case.bench.config);
-        let gate = crate::model::effective_gate(self.case.bench.gate(), &settings.stats);
+        let gate = crate::types::stats::stopping::judged_gate(
+            crate::model::effective_gate(self.case.bench.gate(), &settings.stats),
+            self.case.bench.has_margin(),
+            &settings.stats,
+        );
         let (counts, last_run) = self.case.count(outcome);
         let Some(gate) = gate else {
             if self.case.bench.has_margin()
@@ -300,7 +322,7 @@ impl Active {
         // verdict (a plain nextest run, one process per test), failing runs keep failing.
         let judged_here = !settings.per_test && !settings.defer_verdicts;
         let failure = match outcome {
-            Outcome::Pass => None,
+            Outcome::Pass | Outcome::Stopped => None,
             Outcome::Fail if judged_here || settings.defer_verdicts => None,
             Outcome::Fail => failure,
             Outcome::Error if settings.stats.errors == ErrorPolicy::Exclude => None,
@@ -427,6 +449,18 @@ impl Active {
     }
 }
 
+/// How the item of a run ends when `PROB_STOP` has decided its case; `None` to run it. Off by
+/// default, when it costs one comparison.
+#[inline]
+fn stopped(case: &'static Case, run: u32) -> Option<Option<Failure>> {
+    let settings = settings::get(&case.bench.config);
+    if settings.stats.stop.is_off() {
+        return None;
+    }
+    let note = crate::harness::stopping::decision(case, settings)?;
+    Some(Active::skip(case, run, note))
+}
+
 #[track_caller]
 fn fail_item(failure: Option<Failure>) {
     match failure {
@@ -441,6 +475,9 @@ fn fail_item(failure: Option<Failure>) {
 #[track_caller]
 pub fn run<R: BenchReturn + 'static>(case: &'static Case, run: u32, body: fn() -> R) {
     let _ended = case.item_end();
+    if let Some(failure) = stopped(case, run) {
+        return fail_item(failure);
+    }
     let active = match Active::start(case, run) {
         Ok(active) => active,
         Err(message) => panic!("{message}"),
@@ -505,12 +542,14 @@ where
     F: Future<Output = R>,
     R: BenchReturn,
 {
-    let started = Active::start(case, run);
+    let skipped = stopped(case, run);
+    let started = skipped.is_none().then(|| Active::start(case, run));
     async move {
         let _ended = case.item_end();
         let active = match started {
-            Ok(active) => active,
-            Err(message) => panic!("{message}"),
+            None => return fail_item(skipped.flatten()),
+            Some(Ok(active)) => active,
+            Some(Err(message)) => panic!("{message}"),
         };
         let limit = case.bench.limit();
         let body = async move {

@@ -326,6 +326,10 @@ fn resolve_stats(
     if let Some((value, source)) = lookup("PROB_ADJUST") {
         stats.adjust = Adjustment::parse(&value).map_err(|why| format!("{source}: {why}"))?;
     }
+    if let Some((value, source)) = lookup("PROB_STOP") {
+        stats.stop =
+            stats::stopping::StopMode::parse(&value).map_err(|why| format!("{source}: {why}"))?;
+    }
     if let Some((value, source)) = lookup("PROB_MARGIN") {
         let margin = value
             .trim()

@@ -33,7 +33,13 @@ pub fn verdict(case: &'static Case) {
     if let Some(problem) = &settings.problem {
         panic!("{problem}");
     }
-    let Some(gate) = effective_gate(case.bench.gate(), &settings.stats) else {
+    // Under PROB_STOP=sequential a stoppable rate gate is judged by its confidence sequence.
+    let gate = crate::types::stats::stopping::judged_gate(
+        effective_gate(case.bench.gate(), &settings.stats),
+        case.bench.has_margin(),
+        &settings.stats,
+    );
+    let Some(gate) = gate else {
         return;
     };
     let [passes, fails, errors] = if settings.per_test {

@@ -131,7 +131,13 @@ pub(crate) fn infeasible(info: &CaseInfo, config: &StatsConfig) -> Option<String
     if info.runs == 0 {
         return None;
     }
-    let gate = effective_gate(info.gate, config)?;
+    // Under PROB_STOP=sequential, the confidence sequence needs more runs to pass.
+    let margin = info.compare.as_ref().is_some_and(|c| c.margin.is_some());
+    let gate = crate::types::stats::stopping::judged_gate(
+        effective_gate(info.gate, config),
+        margin,
+        config,
+    )?;
     let needed = gate.runs_needed(config);
     if needed.is_some_and(|needed| needed <= u64::from(info.runs)) {
         return None;

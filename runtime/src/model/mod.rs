@@ -11,6 +11,7 @@ pub mod history;
 pub mod plan;
 pub(crate) mod record;
 pub(crate) mod report;
+pub mod stopping;
 pub(crate) mod synthetic;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -12,7 +12,9 @@ use crate::model::aggregate::aggregates;
 use crate::model::analysis::{BaselineResult, Comparison, Estimate};
 use crate::model::case::{effective_gate, infeasible, CaseInfo};
 use crate::model::record::Record;
+use crate::model::stopping::{stopping, Stop, Stopping};
 use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::stopping::judged_gate;
 use crate::types::stats::{ErrorPolicy, GateResult, GateSpec, Interval, StatsConfig};
 use crate::types::status::{status_text, Outcome, Status};
 use crate::types::sum::{is_saturated, saturating_add};
@@ -61,6 +63,9 @@ pub struct Report {
     /// This session against an earlier report (`PROB_BASELINE`).
     #[serde(default)]
     pub baseline: Option<BaselineResult>,
+    /// What early stopping saved (`PROB_STOP`); none when it is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<Stopping>,
     /// One line each: gates that cannot pass even if every run passes, and totals that
     /// overflowed and stopped at the largest number.
     #[serde(default)]
@@ -156,6 +161,9 @@ pub struct Row {
     /// The metrics asked for; a case with fewer than k runs has none for k.
     #[serde(default)]
     pub metrics: OrderedMap<f64>,
+    /// How the case stopped early, when `PROB_STOP` skipped runs of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stop>,
 }
 
 /// The running counts rows and totals share, borrowed from either.
@@ -174,6 +182,8 @@ impl Tally<'_> {
             Outcome::Pass => *self.passes += 1,
             Outcome::Fail => *self.fails += 1,
             Outcome::Error => *self.errors += 1,
+            // A skipped run is neither a sample nor spent anything: rows note it apart.
+            Outcome::Stopped => return,
         }
         *self.count += 1;
         *self.cost = saturating_add(*self.cost, record.cost);
@@ -205,6 +215,7 @@ impl Row {
             ci: None,
             gate: None,
             metrics: OrderedMap::default(),
+            stopped: None,
         }
     }
 
@@ -221,7 +232,12 @@ impl Row {
 
     /// Counts a first-attempt record; retries are not counted. Call [`Row::settle`] after.
     pub(crate) fn add(&mut self, record: &Record) {
-        if !record.is_retry() {
+        if record.is_retry() {
+            return;
+        }
+        if record.outcome == Outcome::Stopped {
+            Stop::note(&mut self.stopped);
+        } else {
             self.tally().add(record);
         }
     }
@@ -248,11 +264,16 @@ impl Row {
                 .filter_map(|metric| Some((metric.name(), metric.value(self.passes, self.total)?)))
                 .collect(),
         );
+        Stop::settle(self);
     }
 
     /// The case's own gate, else the session's `min_rate`.
     pub(crate) fn effective_gate(&self, config: &StatsConfig) -> Option<GateSpec> {
-        effective_gate(self.info.gate, config)
+        judged_gate(
+            effective_gate(self.info.gate, config),
+            self.judged_by_margin(),
+            config,
+        )
     }
 
     /// Whether this row fails the session: a failed or errored run of an ungated case; for a
@@ -432,6 +453,7 @@ impl Report {
             aggregates: aggregates(&rows, config),
             comparisons: Vec::new(),
             baseline: None,
+            stopping: stopping(&rows, config),
             warnings,
             rows,
             records,

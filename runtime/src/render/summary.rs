@@ -85,6 +85,9 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         if !status.is_empty() {
             let _ = write!(line, "  {}", paint(&status, tone, color));
         }
+        if let Some(note) = crate::render::stopping::row_note(row) {
+            let _ = write!(line, "  {note}");
+        }
         let _ = writeln!(out, "{}", line.trim_end());
     }
     crate::render::analysis::aggregate_lines(report, &mut out);
@@ -107,6 +110,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         };
         let _ = write!(out, ", {} {noun} not counted", totals.retries);
     }
+    crate::render::stopping::overall(report, &mut out);
     out.push('\n');
     let verdicts: Vec<Verdict> = report
         .rows
@@ -123,6 +127,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         }
         let _ = writeln!(out, "  Gates:   {}", parts.join(", "));
     }
+    crate::render::stopping::line(report, &mut out);
     for warning in &report.warnings {
         let _ = writeln!(out, "  Warning: {warning}");
     }

@@ -36,6 +36,7 @@ mod log;
 mod reconcile;
 mod session_dir;
 pub(crate) mod slots;
+pub(crate) mod stopping;
 mod target;
 #[cfg(test)]
 mod test_support;

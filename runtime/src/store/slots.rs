@@ -16,7 +16,7 @@
 //! ```text
 //! 0  case ref (u32)   the case's `ref` in this process's case lines
 //! 4  run (u32)        8  attempt (u32)
-//! 12 outcome (u8)     0 pass, 1 fail, 2 error
+//! 12 outcome (u8)     0 pass, 1 fail, 2 error, 3 stopped
 //! 15 mark (u8)        0 empty, 1 started, 2 finished
 //! 16 elapsed (f64)    24 cost (f64)
 //! ```
@@ -220,6 +220,7 @@ fn outcome_byte(outcome: Outcome) -> u8 {
         Outcome::Pass => 0,
         Outcome::Fail => 1,
         Outcome::Error => 2,
+        Outcome::Stopped => 3,
     }
 }
 
@@ -264,6 +265,7 @@ pub(crate) fn read(path: &Path) -> io::Result<Vec<ReadSlot>> {
         let ended = match (slot[15], slot[12]) {
             (FINISHED, 0) => Some((Outcome::Pass, float(16), float(24))),
             (FINISHED, 1) => Some((Outcome::Fail, float(16), float(24))),
+            (FINISHED, 3) => Some((Outcome::Stopped, float(16), float(24))),
             (FINISHED, _) => Some((Outcome::Error, float(16), float(24))),
             (STARTED, _) => None,
             // Not started yet when the count was raised, or never: no run.

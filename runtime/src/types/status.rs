@@ -13,6 +13,9 @@ pub enum Outcome {
     /// Anything else went wrong: another panic, an `Err` return, a failed setup, a process that
     /// died mid-run. The harness broke, not the answer.
     Error,
+    /// `PROB_STOP` skipped the run: its case's gate was already decided, so the body did not
+    /// run. Never a pass and never a sample, and never missing either.
+    Stopped,
 }
 
 impl Outcome {
@@ -22,6 +25,7 @@ impl Outcome {
             Outcome::Pass => "pass",
             Outcome::Fail => "fail",
             Outcome::Error => "error",
+            Outcome::Stopped => "stopped",
         }
     }
 }
@@ -103,7 +107,12 @@ mod tests {
 
     #[test]
     fn names_are_the_serialized_spellings() {
-        for outcome in [Outcome::Pass, Outcome::Fail, Outcome::Error] {
+        for outcome in [
+            Outcome::Pass,
+            Outcome::Fail,
+            Outcome::Error,
+            Outcome::Stopped,
+        ] {
             assert_eq!(
                 serde_json::to_string(&outcome).expect("serde writes it"),
                 format!("\"{}\"", outcome.name())

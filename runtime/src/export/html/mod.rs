@@ -242,7 +242,7 @@ fn case_view(
     }
     let failing: Vec<&&Record> = records
         .iter()
-        .filter(|r| r.outcome != Outcome::Pass)
+        .filter(|r| !matches!(r.outcome, Outcome::Pass | Outcome::Stopped))
         .collect();
     let runs = failing
         .iter()

@@ -143,6 +143,8 @@ struct CaseState {
     passes: AtomicU64,
     fails: AtomicU64,
     errors: AtomicU64,
+    /// Runs of the case that `PROB_STOP` skipped in this process.
+    stopped: AtomicU64,
     /// Run items of the case that have returned in this process, however they ended: the
     /// verdict item waits for those libtest selected.
     items_ended: AtomicU64,
@@ -353,15 +355,24 @@ impl Case {
             Outcome::Pass => &state.passes,
             Outcome::Fail => &state.fails,
             Outcome::Error => &state.errors,
+            Outcome::Stopped => &state.stopped,
         };
         counter.fetch_add(1, Ordering::AcqRel);
+        let (counts, stopped) = self.tally();
+        let done = counts.iter().sum::<u64>() + stopped == u64::from(self.bench.runs());
+        (counts, done)
+    }
+
+    /// This process's finished runs of the case so far: passes, fails and errors, and the runs
+    /// `PROB_STOP` skipped.
+    pub(crate) fn tally(&'static self) -> ([u64; 3], u64) {
+        let state = self.state();
         let counts = [
             state.passes.load(Ordering::Acquire),
             state.fails.load(Ordering::Acquire),
             state.errors.load(Ordering::Acquire),
         ];
-        let done = counts.iter().sum::<u64>() == u64::from(self.bench.runs());
-        (counts, done)
+        (counts, state.stopped.load(Ordering::Acquire))
     }
 
     /// A guard that counts a run item of the case as returned when it drops, whether its run

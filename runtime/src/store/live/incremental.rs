@@ -121,6 +121,11 @@ impl ReportFile {
         handles: &mut Handles,
         change: &Change<'_>,
     ) -> io::Result<Option<Prepared>> {
+        // A stopped run changes the session's `stopping` and its row's `stopped`, which the
+        // running sums do not keep: with PROB_STOP set the report is rebuilt at each change.
+        if !self.stats.stop.is_off() {
+            return Ok(None);
+        }
         let Some(index) = self.load_index(handles) else {
             return Ok(None);
         };

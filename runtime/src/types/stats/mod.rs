@@ -18,6 +18,8 @@ pub mod paired;
 pub mod plan;
 mod quantile;
 pub mod resample;
+pub mod sequence;
+pub mod stopping;
 
 use quantile::{beta_quantile, normal_quantile};
 
@@ -32,6 +34,10 @@ pub enum Method {
     Wilson,
     /// Equal-tailed Bayesian credible interval under a Beta prior.
     Bayes,
+    /// The anytime-valid confidence sequence (`sequence`), with the prior as its mixing
+    /// distribution: not a method a user picks, but what a rate gate is judged by under
+    /// `PROB_STOP=sequential`.
+    Sequential,
 }
 
 impl Method {
@@ -41,6 +47,7 @@ impl Method {
             Method::Exact => "exact",
             Method::Wilson => "wilson",
             Method::Bayes => "bayes",
+            Method::Sequential => "sequential",
         }
     }
 }
@@ -193,6 +200,12 @@ impl IntervalSpec {
                     beta_quantile(a, b, 1.0 - alpha / 2.0),
                 )
             }
+            Method::Sequential => sequence::confidence_sequence(
+                passes,
+                runs,
+                self.level,
+                (self.prior.a, self.prior.b),
+            ),
         }
     }
 }
@@ -306,6 +319,9 @@ pub struct StatsConfig {
     /// The drop from the baseline that fails a function (`PROB_MARGIN`); none: report only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub margin: Option<f64>,
+    /// Early stopping (`PROB_STOP`); left out of reports that stop nothing.
+    #[serde(skip_serializing_if = "stopping::StopMode::is_off")]
+    pub stop: stopping::StopMode,
 }
 
 impl Default for StatsConfig {
@@ -325,6 +341,7 @@ impl Default for StatsConfig {
             adjust: paired::Adjustment::None,
             baseline: None,
             margin: None,
+            stop: stopping::StopMode::Off,
         }
     }
 }
