@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use crate::model::history::{Change, History};
-use crate::render::text::{paint, rule};
+use crate::render::text::{column_widths, paint, rule};
 use crate::types::status::Color;
 
 /// Renders the history; `color` paints a significant drop red and a rise green.
@@ -35,15 +35,7 @@ pub fn history(history: &History, color: bool) -> String {
             cells
         })
         .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|column| {
-            std::iter::once(&header)
-                .chain(&rows)
-                .map(|cells| cells[column].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths = column_widths(&header, &rows);
     let line = |cells: &[String]| {
         let mut text = format!("  {:<width$}", cells[0], width = widths[0]);
         let last = cells.len() - 1;

@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use crate::model::plan::{Plan, PlanRow};
-use crate::render::text::{bound_percent, money, paint, rule, thousands};
+use crate::render::text::{bound_percent, column_widths, money, paint, rule, thousands};
 use crate::types::status::Color;
 
 /// Renders the plan; `color` paints each row by whether its runs are enough.
@@ -35,15 +35,7 @@ pub fn plan(plan: &Plan, color: bool) -> String {
         .iter()
         .map(|row| cells(row, plan, gated, priced))
         .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|column| {
-            std::iter::once(&header)
-                .chain(&table)
-                .map(|cells| cells[column].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths = column_widths(&header, &table);
     let line = |cells: &[String]| {
         let mut text = format!("  {:<width$}", cells[0], width = widths[0]);
         for (cell, width) in cells.iter().zip(&widths).skip(1) {

@@ -83,6 +83,19 @@ pub(crate) fn bound_percent(value: f64) -> String {
     format!("{percent}%")
 }
 
+/// The width of each column of a table: its widest cell, the header's included, in characters.
+pub(crate) fn column_widths(header: &[String], rows: &[Vec<String>]) -> Vec<usize> {
+    (0..header.len())
+        .map(|column| {
+            std::iter::once(header)
+                .chain(rows.iter().map(Vec::as_slice))
+                .map(|cells| cells.get(column).map_or(0, |cell| cell.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
 /// `min_rate 0.9` or `min_passes 19`.
 pub(crate) fn bar_text(rule: Rule) -> String {
     match rule {
