@@ -524,6 +524,10 @@ mod tests {
             problem("PROB_UNDECIDED", "maybe").starts_with("PROB_UNDECIDED: expected fail or pass")
         );
         assert!(problem("PROB_PRIOR", "1").starts_with("PROB_PRIOR: expected two positive numbers"));
+        assert_eq!(
+            problem("PROB_STOP", "early"),
+            "PROB_STOP: expected off, curtail or sequential, got `early`"
+        );
         assert!(problem("PROB_METRIC", "recall@3").contains("pass^k or pass@k"));
         let from_config = Config {
             json: None,
