@@ -225,6 +225,7 @@ mod tests {
                 junit: None,
                 html: None,
                 target_dir: None,
+                history: None,
             })
         );
         assert_eq!(
@@ -246,6 +247,7 @@ mod tests {
                 junit: None,
                 html: None,
                 target_dir: Some(PathBuf::from("tgt")),
+                history: None,
             })
         );
         assert_eq!(
@@ -258,7 +260,24 @@ mod tests {
                 junit: None,
                 html: None,
                 target_dir: None,
+                history: None,
             })
+        );
+        let Command::Report(history) = parsed(&["cargo-probtest", "report", "--history"]) else {
+            panic!("report");
+        };
+        assert_eq!(history.history, Some(10));
+        let Command::Report(five) = parsed(&["cargo-probtest", "report", "--history", "5"]) else {
+            panic!("report");
+        };
+        assert_eq!(five.history, Some(5));
+        assert!(rejected(&["cargo-probtest", "report", "--history", "0"])
+            .to_string()
+            .contains("--history"));
+        assert!(
+            rejected(&["cargo-probtest", "report", "--history", "--json", "r.json"])
+                .to_string()
+                .contains("cannot be used with")
         );
         let error = rejected(&[
             "cargo-probtest",
