@@ -117,6 +117,7 @@ mod tests {
             params: OrderedMap(vec![("text".to_string(), format!("{case:?}"))]),
             gate: None,
             compare: None,
+            latency: None,
             parts: Vec::new(),
         }
     }

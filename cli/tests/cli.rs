@@ -44,6 +44,7 @@ fn info(case: &str, line: u32) -> CaseInfo {
         params: OrderedMap(vec![("text".to_string(), format!("{id:?}"))]),
         gate: None,
         compare: None,
+        latency: None,
         parts: Vec::new(),
     }
 }

@@ -23,6 +23,8 @@ pub(crate) const ACCEPTED_KEYS: &[&str] = &[
     "equivalence",
     "timeout",
     "limit",
+    "latency_quantile",
+    "max_latency",
 ];
 
 /// Everything written inside `#[probability(...)]`.
@@ -35,7 +37,8 @@ pub(crate) struct Attr {
     pub(crate) gate: Vec<(Ident, Expr)>,
     /// The comparison's keys (`compare`, `baseline`, `margin`, `equivalence`) in written order.
     pub(crate) compare: Vec<(Ident, Expr)>,
-    /// How each run is executed (`timeout`, `limit`), in written order.
+    /// How each run is executed and timed (`timeout`, `limit`, `latency_quantile`,
+    /// `max_latency`), in written order.
     pub(crate) run_options: Vec<(Ident, Expr)>,
     /// Problems found while parsing; validation adds its own later.
     pub(crate) errors: Vec<syn::Error>,
@@ -106,7 +109,7 @@ impl Parse for Attr {
                         attr.compare.push((key, value));
                     }
                 }
-                "timeout" | "limit" => {
+                "timeout" | "limit" | "latency_quantile" | "max_latency" => {
                     input.parse::<Token![=]>()?;
                     let value: Expr = input.parse()?;
                     if !attr.run_options.iter().any(|(known, _)| *known == key) {

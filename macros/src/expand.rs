@@ -175,6 +175,7 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
 fn has_verdict_items(model: &Model, settings: &Settings) -> bool {
     settings.gate_items
         && (model.gate.is_some()
+            || model.run_options.max_latency.is_some()
             || settings
                 .config
                 .entries

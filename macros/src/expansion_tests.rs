@@ -228,3 +228,36 @@ fn without_a_gate_or_with_gate_items_off_there_is_no_verdict_item() {
     );
     assert!(single.contains("fn bench_x__verdict()"), "{single}");
 }
+
+#[test]
+fn a_latency_gate_is_part_of_the_bench_and_gets_a_verdict_item() {
+    let on = Settings {
+        gate_items: true,
+        ..Settings::default()
+    };
+    let gated = expand(
+        quote!(runs = 80, latency_quantile = 0.9, max_latency = "1.5s"),
+        quote!(
+            fn bench_x() {}
+        ),
+        &on,
+    );
+    assert!(
+        gated.contains(
+            ".with_latency(\n            ::core::option::Option::Some(0.9f64),\n            \
+             ::core::option::Option::Some(1.5f64),\n        )\n        .with_verdict_item();"
+        ),
+        "{gated}"
+    );
+    assert!(gated.contains("verdict"), "{gated}");
+    // A quantile alone is reported, not gated: no verdict item.
+    let reported = expand(
+        quote!(runs = 80, latency_quantile = 0.99),
+        quote!(
+            fn bench_x() {}
+        ),
+        &on,
+    );
+    assert!(reported.contains(".with_latency("), "{reported}");
+    assert!(!reported.contains("verdict"), "{reported}");
+}

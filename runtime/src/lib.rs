@@ -127,6 +127,8 @@
 //! | `PROB_ERRORS` | `errors` | `exclude` takes errored runs out of gates' samples |
 //! | `PROB_METRIC` | `metrics` | `pass^3,pass@5`: unbiased pass^k and pass@k |
 //! | `PROB_EXPLAIN` | `explain` | `1` explains every verdict in plain language |
+//! | `PROB_LATENCY` | `latency` | `1` shows each case's latency quantile with its order-statistic interval |
+//! | `PROB_LATENCY_QUANTILE` | `latency_quantile` | the latency quantile of cases whose attribute sets none (0.95) |
 //! | `PROB_BOOTSTRAP` | `bootstrap` | bootstrap resamples of function-level intervals and comparisons (5000) |
 //! | `PROB_SEED` | `seed` | the seed of every resampling, so that a report is reproducible (0) |
 //! | `PROB_MIN_INPUTS` | `min_inputs` | the fewest cases a function-level interval needs (10) |

@@ -128,6 +128,18 @@ pub const SETTINGS: &[Setting] = &[
         "plain-language verdicts",
     ),
     setting(
+        "PROB_LATENCY",
+        Some("latency"),
+        Phase::Run,
+        "each case's latency quantile",
+    ),
+    setting(
+        "PROB_LATENCY_QUANTILE",
+        Some("latency_quantile"),
+        Phase::Run,
+        "the latency quantile reported",
+    ),
+    setting(
         "PROB_BOOTSTRAP",
         Some("bootstrap"),
         Phase::Run,

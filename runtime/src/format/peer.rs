@@ -136,6 +136,7 @@ pub(crate) fn from_peer(value: Value) -> Result<Report, String> {
             params: OrderedMap::default(),
             gate,
             compare: None,
+            latency: None,
             parts: Vec::new(),
         });
     }

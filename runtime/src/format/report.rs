@@ -186,6 +186,11 @@ pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
         Some(stop) => format!("{metrics},\"stopped\":{}", serde(stop)?),
         None => metrics.into_owned(),
     };
+    // Rows of a report kept run by run have none until it is rebuilt; serde leaves it out too.
+    let metrics = match &row.latency {
+        Some(latency) => format!("{metrics},\"latency\":{}", serde(latency)?),
+        None => metrics,
+    };
     let counts = format!(
         "\"passes\":{},\"fails\":{},\"errors\":{},\"total\":{},\"pass_rate\":{},\"status\":\"{}\",\
          \"cost\":{},\"usage\":{usage},\"ci\":",

@@ -341,6 +341,9 @@ pub(crate) fn case_info(info: &CaseInfo) -> io::Result<String> {
     if let Some(compare) = &info.compare {
         gate.push_str(&format!(",\"compare_spec\":{}", serde(compare)?));
     }
+    if let Some(latency) = &info.latency {
+        gate.push_str(&format!(",\"latency_spec\":{}", serde(latency)?));
+    }
     if !info.parts.is_empty() {
         gate.push_str(&format!(",\"parts\":{}", serde(&info.parts)?));
     }

@@ -302,9 +302,12 @@ fn unrecorded(
     )
 }
 
-/// Says, before the case's runs are spent, that its gate cannot pass with them.
+/// Says, before the case's runs are spent, that its gate (rate or latency) cannot pass with
+/// them.
 fn warn_if_infeasible(info: &CaseInfo, settings: &Settings) {
-    if let Some(warning) = crate::model::infeasible(info, &settings.stats) {
+    let rate = crate::model::infeasible(info, &settings.stats);
+    let latency = crate::model::latency::infeasible(info, &settings.stats);
+    for warning in rate.into_iter().chain(latency) {
         use std::io::Write;
         // Past libtest's capture: the warning matters most when the runs pass.
         let _ = writeln!(std::io::stderr().lock(), "probtest: warning: {warning}");

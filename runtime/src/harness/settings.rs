@@ -300,6 +300,13 @@ fn resolve_stats(
     if let Some((value, source)) = lookup("PROB_EXPLAIN") {
         stats.explain = parse_switch(&value).map_err(|why| format!("{source}: {why}"))?;
     }
+    if let Some((value, source)) = lookup("PROB_LATENCY") {
+        stats.latency = parse_switch(&value).map_err(|why| format!("{source}: {why}"))?;
+    }
+    if let Some((value, source)) = lookup("PROB_LATENCY_QUANTILE") {
+        stats.latency_quantile = stats::latency::parse_quantile(&value)
+            .map_err(|why| format!("{source}: {why}"))?;
+    }
     let whole = |value: &str, least: u64, what: &str| -> Result<u64, String> {
         value
             .trim()

@@ -13,7 +13,8 @@ use crate::harness::settings::{self, Settings};
 use crate::harness::{recorder, timeout};
 use crate::model::effective_gate;
 use crate::render::{bar_text, bound_percent};
-use crate::types::stats::GateResult;
+use crate::model::Row;
+use crate::types::stats::{GateResult, Undecided, Verdict};
 
 /// How long a verdict waits for runs still executing when the case has no timeout of its own:
 /// a provider call can take minutes, and a verdict judged without it would be wrong.
@@ -39,7 +40,12 @@ pub fn verdict(case: &'static Case) {
         case.bench.has_margin(),
         &settings.stats,
     );
+    // A latency gate (`max_latency`) is judged after the rate gate, from the run times.
+    let latency_gated = case.info().latency.is_some_and(|l| l.max_latency.is_some());
     let Some(gate) = gate else {
+        if latency_gated {
+            judge_latency(case, settings);
+        }
         return;
     };
     let [passes, fails, errors] = if settings.per_test {
@@ -54,6 +60,43 @@ pub fn verdict(case: &'static Case) {
     let result = gate.judge(&settings.stats, passes, fails, errors);
     if result.fails(settings.stats.undecided) {
         panic!("{}", message(case.row_id, &result));
+    }
+    if latency_gated {
+        judge_latency(case, settings);
+    }
+}
+
+/// Judges `case`'s latency gate on the run times in the session store, once its runs are in
+/// (under `cargo test` too: the times are in the store, not in the case's counters).
+fn judge_latency(case: &'static Case, settings: &Settings) {
+    if !settings.per_test {
+        wait_for_runs_here(case, settings);
+    }
+    let row = match session_row(case) {
+        Ok(row) => row,
+        Err(problem) => panic!("{}: the verdict cannot be judged: {problem}", case.row_id),
+    };
+    let Some(latency) = row.and_then(|row| row.latency) else {
+        return;
+    };
+    let fails = match latency.verdict {
+        Some(Verdict::Fail) => true,
+        Some(Verdict::Undecided) => settings.stats.undecided == Undecided::Fail,
+        _ => false,
+    };
+    if fails {
+        let ci = latency.ci.as_ref();
+        let bound = |value: Option<f64>| value.map_or("—".to_string(), |v| format!("{v:.6}s"));
+        panic!(
+            "{}: latency gate max_latency={}s ({}) is {:?} on {} runs, interval [{}, {}]",
+            case.row_id,
+            latency.max_latency.unwrap_or_default(),
+            latency.label(),
+            latency.verdict.unwrap_or(Verdict::Undecided),
+            latency.total,
+            bound(ci.and_then(|ci| ci.low)),
+            bound(ci.and_then(|ci| ci.high)),
+        );
     }
 }
 
@@ -153,6 +196,11 @@ impl Filter {
 /// later). A run still open when the wait runs out counts as the error the store makes of it.
 fn from_session(case: &'static Case, settings: &Settings) -> Result<[u64; 3], String> {
     let _ = settings;
+    Ok(session_row(case)?.map_or([0, 0, 0], |row| [row.passes, row.fails, row.errors]))
+}
+
+/// The case's row in the session store, once its runs are in (as [`from_session`] waits).
+fn session_row(case: &'static Case) -> Result<Option<Row>, String> {
     let session = recorder::session_of_process()?;
     let key = case.info().key();
     let runs = u64::from(case.bench.runs());
@@ -181,11 +229,7 @@ fn from_session(case: &'static Case, settings: &Settings) -> Result<[u64; 3], St
         let settled = open == 0 && (mine as u64 >= runs || still_since.elapsed() >= QUIET);
         if settled || Instant::now() >= deadline {
             let report = data.into_report();
-            return Ok(report
-                .rows
-                .iter()
-                .find(|row| row.info.key() == key)
-                .map_or([0, 0, 0], |row| [row.passes, row.fails, row.errors]));
+            return Ok(report.rows.into_iter().find(|row| row.info.key() == key));
         }
         thread::sleep(POLL);
     }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::record::Record;
 use crate::types::key::CaseKey;
 use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::latency::LatencySpec;
 use crate::types::stats::{percent_text, GateSpec, Rule, StatsConfig};
 
 /// Who a case is: where its function lives and which values it runs with.
@@ -43,6 +44,14 @@ pub struct CaseInfo {
         skip_serializing_if = "Option::is_none"
     )]
     pub compare: Option<CompareSpec>,
+    /// The case's latency quantile and latency gate, from its attribute; none: the session's
+    /// quantile, ungated.
+    #[serde(
+        default,
+        rename = "latency_spec",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub latency: Option<LatencySpec>,
     /// Per group of `params(...)`, in written order, the value this case takes: what pairs
     /// cases in a comparison.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -120,6 +129,7 @@ impl CaseInfo {
             params: OrderedMap::default(),
             gate: None,
             compare: None,
+            latency: None,
             parts: Vec::new(),
         }
     }

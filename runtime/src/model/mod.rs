@@ -8,6 +8,7 @@ pub(crate) mod aggregate;
 pub mod analysis;
 pub(crate) mod case;
 pub mod history;
+pub(crate) mod latency;
 pub mod plan;
 pub(crate) mod record;
 pub(crate) mod report;

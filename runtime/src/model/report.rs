@@ -14,6 +14,7 @@ use crate::model::case::{effective_gate, infeasible, CaseInfo};
 use crate::model::record::Record;
 use crate::model::stopping::{stopping, Stop, Stopping};
 use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::latency::LatencyResult;
 use crate::types::stats::stopping::judged_gate;
 use crate::types::stats::{ErrorPolicy, GateResult, GateSpec, Interval, StatsConfig};
 use crate::types::status::{status_text, Outcome, Status};
@@ -164,6 +165,10 @@ pub struct Row {
     /// How the case stopped early, when `PROB_STOP` skipped runs of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<Stop>,
+    /// The latency quantile of the case's run times, its interval and the latency gate's
+    /// verdict (`max_latency`); reports before it have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyResult>,
 }
 
 /// The running counts rows and totals share, borrowed from either.
@@ -216,6 +221,7 @@ impl Row {
             gate: None,
             metrics: OrderedMap::default(),
             stopped: None,
+            latency: None,
         }
     }
 
@@ -279,6 +285,9 @@ impl Row {
     /// Whether this row fails the session: a failed or errored run of an ungated case; for a
     /// gated case, a failing verdict, or errors counted as the harness breaking.
     pub fn fails_session(&self, config: &StatsConfig) -> bool {
+        if crate::model::latency::fails(self, config.undecided) {
+            return true;
+        }
         match &self.gate {
             Some(gate) => {
                 gate.fails(config.undecided)
@@ -434,10 +443,15 @@ impl Report {
         for (record, _) in &records {
             totals.add(record);
         }
-        let (records, carried) = records.into_iter().unzip();
+        let (records, carried): (Vec<Record>, Vec<T>) = records.into_iter().unzip();
+        crate::model::latency::settle(&mut rows, &records, config);
         let warnings = rows
             .iter()
-            .filter_map(|row| infeasible(&row.info, config))
+            .flat_map(|row| {
+                infeasible(&row.info, config)
+                    .into_iter()
+                    .chain(crate::model::latency::infeasible(&row.info, config))
+            })
             .chain(totals.overflow_warnings())
             .collect();
         let report = Report {

@@ -26,6 +26,7 @@ pub(crate) fn synthetic_records(cases: usize, runs: u32) -> (Vec<CaseInfo>, Vec<
             params: OrderedMap(vec![("text".to_string(), format!("\"ticket {case}\""))]),
             gate: None,
             compare: None,
+            latency: None,
             parts: Vec::new(),
         };
         for run in 1..=runs {

@@ -21,6 +21,7 @@ pub(crate) fn info(case: &str) -> CaseInfo {
         params: OrderedMap(vec![("text".to_string(), format!("{case_id:?}"))]),
         gate: None,
         compare: None,
+        latency: None,
         parts: Vec::new(),
     }
 }

@@ -18,7 +18,8 @@ pub(crate) fn section(report: &Report, out: &mut String) {
         .iter()
         .filter(|row| row.gate.is_some() || row.passes < row.total)
         .collect();
-    let mut analysis = crate::render::analysis::readings(report);
+    let mut analysis = crate::render::latency::readings(report);
+    analysis.extend(crate::render::analysis::readings(report));
     analysis.extend(crate::render::compare::readings(report));
     analysis.extend(crate::render::baseline::readings(report));
     if rows.is_empty() && analysis.is_empty() {

@@ -12,6 +12,7 @@ pub(crate) mod baseline;
 pub(crate) mod compare;
 pub(crate) mod explain;
 pub mod history;
+pub(crate) mod latency;
 pub mod plan;
 pub(crate) mod stopping;
 pub(crate) mod summary;

@@ -116,6 +116,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         .rows
         .iter()
         .filter_map(|row| row.gate.map(|g| g.verdict))
+        .chain(crate::render::latency::verdicts(report))
         .collect();
     if !verdicts.is_empty() {
         let count = |verdict: Verdict| verdicts.iter().filter(|v| **v == verdict).count();
@@ -171,7 +172,9 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         let _ = writeln!(out, "  Report:  {path}");
     }
     gates_block(report, intervals.as_ref(), &mut out);
+    crate::render::latency::gate_lines(report, &mut out);
     metrics_block(report, &mut out);
+    crate::render::latency::block(report, &mut out);
     crate::render::compare::section(report, color, &mut out);
     crate::render::baseline::section(report, color, &mut out);
     if report.stats_config.explain {

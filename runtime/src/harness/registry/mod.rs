@@ -10,6 +10,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use crate::harness::runner::panic_message;
 use crate::model::{CaseInfo, CompareSpec, Part};
 use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::latency::LatencySpec;
 use crate::types::stats::GateSpec;
 use crate::types::status::Outcome;
 
@@ -51,6 +52,8 @@ pub struct Bench {
     verdict_item: bool,
     /// `limit = "key"`: the limit held around every run's body, if given.
     limit: Option<&'static str>,
+    /// `latency_quantile` and `max_latency`, if either is given.
+    latency: Option<LatencySpec>,
 }
 
 /// The comparison keys of the attribute: axis, baseline value, margin, equivalence.
@@ -182,6 +185,7 @@ impl Bench {
             timeout: None,
             limit: None,
             verdict_item: false,
+            latency: None,
         }
     }
 
@@ -204,6 +208,18 @@ impl Bench {
     pub const fn with_timeout(self, nanos: u64) -> Bench {
         Bench {
             timeout: Some(std::time::Duration::from_nanos(nanos)),
+            ..self
+        }
+    }
+
+    /// The bench with the attribute's `latency_quantile` and `max_latency` (seconds).
+    #[doc(hidden)]
+    pub const fn with_latency(self, quantile: Option<f64>, max_latency: Option<f64>) -> Bench {
+        Bench {
+            latency: Some(LatencySpec {
+                quantile,
+                max_latency,
+            }),
             ..self
         }
     }
@@ -424,6 +440,7 @@ impl Case {
                 runs: bench.runs(),
                 gate: bench.gate(),
                 compare: bench.compare(),
+                latency: bench.latency,
                 parts: self
                     .parts
                     .iter()

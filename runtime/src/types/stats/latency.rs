@@ -4,6 +4,8 @@
 //! (`stats.quantile_ranks`, `quantile_coverage`, `quantile_min_n`, `sample_quantile`), so the
 //! two give the same ranks, bounds and verdicts on the same times.
 
+use serde::{Deserialize, Serialize};
+
 use crate::types::stats::quantile::regularized_beta;
 use crate::types::stats::Verdict;
 
@@ -145,6 +147,122 @@ pub fn latency_verdict(low: Option<f64>, high: Option<f64>, max_latency: f64) ->
         Verdict::Fail
     } else {
         Verdict::Undecided
+    }
+}
+
+/// The latency quantile reported when nothing sets one: the 95th percentile.
+pub fn default_quantile() -> f64 {
+    0.95
+}
+
+/// Parses a latency quantile: a number strictly between 0 and 1 (`0.99`); a percentage is
+/// refused with the fraction it probably meant.
+pub fn parse_quantile(text: &str) -> Result<f64, String> {
+    probtest_settings::parse_fraction("a quantile", text)
+}
+
+/// Whether `quantile` is the default, which reports leave out.
+pub(crate) fn is_default_quantile(quantile: &f64) -> bool {
+    *quantile == default_quantile()
+}
+
+/// A case's latency settings as `#[probability(latency_quantile = 0.99, max_latency = "2s")]`
+/// writes them: what is left out falls back to the session's (`PROB_LATENCY_QUANTILE`, the
+/// gate's level).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySpec {
+    /// The quantile of run times reported; none: the session's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantile: Option<f64>,
+    /// The latency gate's limit in seconds; none: no latency gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_latency: Option<f64>,
+}
+
+/// The order-statistic interval on a latency quantile, as pytest-probability's report writes
+/// it (`ci` of a row's `latency`): a missing bound (`null`) is open on its side.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyInterval {
+    /// Always `"order-statistic"`.
+    pub method: String,
+    /// The interval's confidence level.
+    pub level: f64,
+    /// The lower bound in seconds, when it exists.
+    pub low: Option<f64>,
+    /// The upper bound in seconds, when it exists.
+    pub high: Option<f64>,
+    /// The 1-based ranks of the bounds among the sorted times.
+    pub ranks: [Option<u64>; 2],
+    /// The interval's guaranteed coverage for a continuous distribution.
+    pub coverage: f64,
+}
+
+/// A case's latency quantile over its timed runs, with its interval and, for a latency gate,
+/// the verdict: a row's `latency` in the report, under pytest-probability's field names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyResult {
+    /// The quantile reported (0.95: p95).
+    pub quantile: f64,
+    /// Runs whose times entered.
+    pub total: u64,
+    /// Errored runs left out (`errors = exclude` on a gated case).
+    pub excluded: u64,
+    /// The sample quantile in seconds; none without timed runs.
+    pub estimate: Option<f64>,
+    /// The interval; none without timed runs.
+    pub ci: Option<LatencyInterval>,
+    /// The fewest timed runs for which both bounds exist.
+    pub min_runs: u64,
+    /// The latency gate's limit in seconds, when the case has one.
+    pub max_latency: Option<f64>,
+    /// The latency gate's verdict; none when ungated.
+    pub verdict: Option<Verdict>,
+}
+
+impl LatencyResult {
+    /// The quantile and its interval over `times` (any order) at `level`, judged against
+    /// `max_latency` when given; `excluded` errored runs were left out of `times`.
+    pub fn of(
+        mut times: Vec<f64>,
+        excluded: u64,
+        quantile: f64,
+        level: f64,
+        max_latency: Option<f64>,
+    ) -> LatencyResult {
+        // Sorted first, so that the order runs arrived in (processes, threads) cannot matter.
+        times.sort_by(f64::total_cmp);
+        let n = times.len() as u64;
+        let ci = (n > 0).then(|| {
+            let (r, s) = quantile_ranks(n, quantile, level);
+            let at = |rank: Option<u64>| rank.map(|rank| times[rank as usize - 1]);
+            LatencyInterval {
+                method: "order-statistic".to_string(),
+                level,
+                low: at(r),
+                high: at(s),
+                ranks: [r, s],
+                coverage: quantile_coverage(n, quantile, r, s),
+            }
+        });
+        let verdict = max_latency.map(|limit| match &ci {
+            Some(ci) => latency_verdict(ci.low, ci.high, limit),
+            None => Verdict::Undecided,
+        });
+        LatencyResult {
+            quantile,
+            total: n,
+            excluded,
+            estimate: sample_quantile(&times, quantile),
+            ci,
+            min_runs: quantile_min_runs(quantile, level),
+            max_latency,
+            verdict,
+        }
+    }
+
+    /// `p95`, `p99.9`.
+    pub fn label(&self) -> String {
+        format!("p{}", crate::types::stats::percent_text(self.quantile))
     }
 }
 

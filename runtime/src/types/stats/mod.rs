@@ -322,6 +322,15 @@ pub struct StatsConfig {
     /// Early stopping (`PROB_STOP`); left out of reports that stop nothing.
     #[serde(skip_serializing_if = "stopping::StopMode::is_off")]
     pub stop: stopping::StopMode,
+    /// Whether the summary shows each case's latency quantile (`PROB_LATENCY`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub latency: bool,
+    /// The latency quantile of cases whose attribute sets none (`PROB_LATENCY_QUANTILE`).
+    #[serde(
+        default = "latency::default_quantile",
+        skip_serializing_if = "latency::is_default_quantile"
+    )]
+    pub latency_quantile: f64,
 }
 
 impl Default for StatsConfig {
@@ -342,6 +351,8 @@ impl Default for StatsConfig {
             baseline: None,
             margin: None,
             stop: stopping::StopMode::Off,
+            latency: false,
+            latency_quantile: latency::default_quantile(),
         }
     }
 }
