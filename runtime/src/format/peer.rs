@@ -62,7 +62,12 @@ struct PeerStats {
 }
 
 fn method(name: Option<&str>) -> Result<Option<Method>, String> {
-    name.map(str::parse).transpose()
+    // A gate under `--prob-stop=sequential` names the sequence, which no setting may pick.
+    name.map(|name| match name {
+        "sequential" => Ok(Method::Sequential),
+        name => name.parse(),
+    })
+    .transpose()
 }
 
 fn prior(pair: Option<(f64, f64)>) -> Option<Prior> {

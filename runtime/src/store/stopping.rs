@@ -147,4 +147,45 @@ mod tests {
         let older = Report::from_json(&older.to_string()).expect("an older report reads");
         assert!(older.stopping.is_none());
     }
+
+    /// pytest-probability's report of the e2e fixture under `--prob-stop=sequential`.
+    const PEER_SEQUENTIAL: &str = include_str!("../../tests/data/peer_sequential_report.json");
+
+    #[test]
+    fn the_peers_sequential_report_reads_with_its_verdicts() {
+        let peer: serde_json::Value = serde_json::from_str(PEER_SEQUENTIAL).expect("JSON");
+        let report = Report::from_json(PEER_SEQUENTIAL).expect("the peer's report reads");
+        for theirs in peer["rows"].as_array().expect("rows") {
+            let case = theirs["case"].as_str().expect("case");
+            let row = report.rows.iter().find(|row| row.info.case == case);
+            let row = row.unwrap_or_else(|| panic!("{case} read"));
+            assert_eq!(
+                row.total,
+                theirs["total"].as_u64().expect("total"),
+                "{case}"
+            );
+            if theirs["gate"].is_null() {
+                continue;
+            }
+            let gate = row.gate.as_ref().expect("gated");
+            assert_eq!(
+                gate.verdict,
+                serde_json::from_value(theirs["gate"]["verdict"].clone()).expect("verdict"),
+                "{case}"
+            );
+            let low = theirs["gate"]["low"].as_f64().expect("low");
+            assert!(
+                (gate.low - low).abs() < 1e-12,
+                "{case}: {} vs {low}",
+                gate.low
+            );
+            if theirs["gate"]["method"] == "sequential" {
+                assert_eq!(
+                    gate.method,
+                    crate::types::stats::Method::Sequential,
+                    "{case}"
+                );
+            }
+        }
+    }
 }
