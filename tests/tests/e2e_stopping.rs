@@ -191,6 +191,30 @@ fn curtail_under_cargo_test_skips_runs_whose_verdict_cannot_change() {
 }
 
 #[test]
+fn curtail_with_parallel_test_threads_keeps_the_verdicts() {
+    // Runs in flight count among those that could still change the verdict, so however the
+    // threads interleave, a curtailed verdict is the one every run would give.
+    let fixture = fixture();
+    let mut reports = Vec::new();
+    for (mode, report) in [
+        ("off", "reports/threads-off.json"),
+        ("curtail", "reports/threads.json"),
+    ] {
+        fixture.remove(report);
+        let output = fixture
+            .cargo_test(&["--test", "stopping", "--", "--test-threads=4"])
+            .env("PROB_JSON", report)
+            .env("PROB_STOP", mode)
+            .run();
+        assert_eq!(output.code, Some(101), "{output}");
+        reports.push(fixture.read_json(report));
+    }
+    assert_stopped_runs_are_kept_apart(&reports[1]);
+    assert!(reports[1]["stopping"]["runs_skipped"].as_u64() > Some(0));
+    assert_eq!(verdicts(&reports[1]), verdicts(&reports[0]));
+}
+
+#[test]
 fn sequential_under_cargo_test_judges_on_the_confidence_sequence() {
     let (output, report) = cargo_test("sequential", "reports/sequential.json");
     assert_eq!(output.code, Some(101), "the hopeless case FAILs{output}");
