@@ -35,7 +35,7 @@ fn failed_tests(output: &Output) -> Vec<String> {
 fn check(output: &Output, report: &Value) {
     let text = format!("{}{}", output.stdout, output.stderr);
     assert!(
-        text.contains("Gates:   1 passed, 1 failed, 1 undecided"),
+        text.contains("Gates:   3 passed, 1 failed, 1 undecided"),
         "{output}"
     );
     assert!(
@@ -115,6 +115,21 @@ fn under_nextest_a_slow_case_fails_its_latency_gate() {
     check(&output, &fixture().read_json("reports/nextest.json"));
 }
 
+#[test]
+fn early_stopping_leaves_a_latency_gated_case_every_run() {
+    let output = fixture()
+        .cargo_test(&["--test", "latency", "bench_both"])
+        .env("PROB_STOP", "curtail")
+        .env("PROB_JSON", "reports/stop.json")
+        .run();
+    output.assert_code(0);
+    let report = fixture().read_json("reports/stop.json");
+    let row = report_row(&report, "both");
+    assert_eq!(row["total"], 30, "{report}");
+    assert_eq!(row["latency"]["total"], 30, "{report}");
+    assert_eq!(row["stopped"], Value::Null, "{report}");
+}
+
 /// The peer's quantile, ranks, bounds, coverage and fewest runs on this report's run times.
 fn peer_latency(python: &std::path::Path, times: &[f64], quantile: f64) -> Value {
     let script = "import json, sys\n\
@@ -150,7 +165,7 @@ fn the_figures_are_the_peers_on_the_same_run_times() {
         .run();
     output.assert_code(101);
     let report = fixture().read_json("reports/peer.json");
-    for case in ["fast", "slow", "short", "reported"] {
+    for case in ["fast", "slow", "short", "reported", "both"] {
         let times: Vec<f64> = report_records(&report, case)
             .iter()
             .map(|record| record["elapsed"].as_f64().expect("elapsed"))

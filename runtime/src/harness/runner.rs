@@ -298,7 +298,7 @@ impl Active {
         let settings = settings::get(&self.case.bench.config);
         let gate = crate::types::stats::stopping::judged_gate(
             crate::model::effective_gate(self.case.bench.gate(), &settings.stats),
-            self.case.bench.has_margin(),
+            self.case.bench.needs_every_run(),
             &settings.stats,
         );
         let (counts, last_run) = self.case.count(outcome);

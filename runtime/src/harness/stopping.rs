@@ -15,7 +15,7 @@ pub(crate) fn decision(case: &'static Case, settings: &Settings) -> Option<Strin
     let stats = &settings.stats;
     // A margin against a baseline needs every run, and `stoppable` refuses it from the
     // settings alone, so the baseline report is never read here.
-    let margin = case.bench.has_margin();
+    let margin = case.bench.needs_every_run();
     let gate = judged_gate(
         crate::model::effective_gate(case.bench.gate(), stats),
         margin,

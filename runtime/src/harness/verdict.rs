@@ -37,7 +37,7 @@ pub fn verdict(case: &'static Case) {
     // Under PROB_STOP=sequential a stoppable rate gate is judged by its confidence sequence.
     let gate = crate::types::stats::stopping::judged_gate(
         effective_gate(case.bench.gate(), &settings.stats),
-        case.bench.has_margin(),
+        case.bench.needs_every_run(),
         &settings.stats,
     );
     // A latency gate (`max_latency`) is judged after the rate gate, from the run times.

@@ -142,7 +142,8 @@ pub(crate) fn infeasible(info: &CaseInfo, config: &StatsConfig) -> Option<String
         return None;
     }
     // Under PROB_STOP=sequential, the confidence sequence needs more runs to pass.
-    let margin = info.compare.as_ref().is_some_and(|c| c.margin.is_some());
+    let margin = info.compare.as_ref().is_some_and(|c| c.margin.is_some())
+        || info.latency.is_some_and(|l| l.max_latency.is_some());
     let gate = crate::types::stats::stopping::judged_gate(
         effective_gate(info.gate, config),
         margin,

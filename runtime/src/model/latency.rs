@@ -31,9 +31,13 @@ pub(crate) fn row_latency(row: &Row, records: &[&Record], config: &StatsConfig) 
     // otherwise an errored run took its time like any other.
     let exclude =
         config.errors == ErrorPolicy::Exclude && (max_latency.is_some() || row.gate.is_some());
-    let counted = records
-        .iter()
-        .filter(|record| !record.is_retry() && matches!(record.outcome, Outcome::Pass | Outcome::Fail | Outcome::Error));
+    let counted = records.iter().filter(|record| {
+        !record.is_retry()
+            && matches!(
+                record.outcome,
+                Outcome::Pass | Outcome::Fail | Outcome::Error
+            )
+    });
     let mut times = Vec::new();
     let mut excluded = 0;
     for record in counted {
@@ -181,6 +185,47 @@ mod tests {
         let latency = excluded.rows[0].latency.clone().unwrap();
         assert_eq!((latency.total, latency.excluded), (8, 2));
         assert_eq!(latency.verdict, Some(Verdict::Pass));
+    }
+
+    #[test]
+    fn a_latency_gated_case_keeps_its_fixed_run_rate_gate_under_sequential_stopping() {
+        use crate::types::stats::stopping::StopMode;
+        use crate::types::stats::{GateSpec, Method, Rule};
+        let config = StatsConfig {
+            stop: StopMode::Sequential,
+            ..StatsConfig::default()
+        };
+        let rate = GateSpec {
+            rule: Rule::MinRate(0.5),
+            method: None,
+            level: None,
+            prior: None,
+        };
+        let records: Vec<Record> = (1..=20)
+            .map(|run| timed("x", run, Outcome::Pass, 0.1))
+            .chain((1..=20).map(|run| timed("y", run, Outcome::Pass, 0.1)))
+            .collect();
+        let both = CaseInfo {
+            gate: Some(rate),
+            ..gated("x", 20, 2.0)
+        };
+        let rate_only = CaseInfo {
+            gate: Some(rate),
+            runs: 20,
+            ..info("y")
+        };
+        let report = Report::build([both, rate_only], records, &config);
+        let method = |case: &str| {
+            let row = report
+                .rows
+                .iter()
+                .find(|row| row.info.case == case)
+                .unwrap();
+            row.effective_gate(&config).unwrap().method
+        };
+        // Stopping would shrink the latency gate's sample of run times.
+        assert_ne!(method("x"), Some(Method::Sequential));
+        assert_eq!(method("y"), Some(Method::Sequential));
     }
 
     #[test]

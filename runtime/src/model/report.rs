@@ -275,9 +275,11 @@ impl Row {
 
     /// The case's own gate, else the session's `min_rate`.
     pub(crate) fn effective_gate(&self, config: &StatsConfig) -> Option<GateSpec> {
+        // A latency gate needs every run's time, as a margin needs every run.
+        let latency_gated = self.info.latency.is_some_and(|l| l.max_latency.is_some());
         judged_gate(
             effective_gate(self.info.gate, config),
-            self.judged_by_margin(),
+            self.judged_by_margin() || latency_gated,
             config,
         )
     }

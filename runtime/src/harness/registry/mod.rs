@@ -308,6 +308,13 @@ impl Bench {
             .is_some_and(|(_, _, margin, _)| margin.is_some())
     }
 
+    /// Whether a verdict besides the rate gate needs every run of each case, so that
+    /// `PROB_STOP` stops none: a margin's, or a latency gate's, whose sample of run times
+    /// skipped runs would shrink.
+    pub(crate) fn needs_every_run(&self) -> bool {
+        self.has_margin() || self.latency.is_some_and(|l| l.max_latency.is_some())
+    }
+
     fn total_runs(&self) -> u64 {
         u64::from(self.runs) * self.cases.len() as u64
     }
