@@ -80,6 +80,13 @@ pub(crate) fn fails(row: &Row, undecided: Undecided) -> bool {
     }
 }
 
+/// The latency gate's limit and the fewest runs with which it can pass at all (both bounds of
+/// the interval exist), when the case has one: what `cargo probtest plan` shows.
+pub(crate) fn gate_min_runs(info: &CaseInfo, config: &StatsConfig) -> Option<(f64, u64)> {
+    let (quantile, level, max_latency) = terms(info, config);
+    Some((max_latency?, quantile_min_runs(quantile, level)))
+}
+
 /// The warning for a latency gate whose case has too few runs for the interval's upper bound,
 /// so that it can never pass: `classify::x: max_latency=2s (p95) at 95% needs >=72 runs; this
 /// case has 10`.

@@ -58,6 +58,11 @@ pub struct PlanRow {
     pub catch: Vec<f64>,
     /// The cost of a run in the earlier report, when it priced the case.
     pub cost_per_run: Option<f64>,
+    /// The latency gate's limit in seconds (`max_latency`), when the case has one: `min_runs`
+    /// is then the larger of the two gates' minimums, and the power columns stay the rate
+    /// gate's alone (a latency gate's chance would need an assumed run time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_latency: Option<f64>,
 }
 
 impl PlanRow {
@@ -129,10 +134,17 @@ impl Plan {
                         (min_runs, for_power, Some(chance))
                     }
                 };
+                let latency = crate::model::latency::gate_min_runs(info, config);
+                let min_runs = match (gate, latency) {
+                    (None, Some((_, least))) => Some(least),
+                    (Some(_), Some((_, least))) => min_runs.map(|rate| rate.max(least)),
+                    (_, None) => min_runs,
+                };
                 PlanRow {
                     case: info.case.clone(),
                     runs,
                     gate,
+                    max_latency: latency.map(|(limit, _)| limit),
                     min_runs,
                     runs_for_power: for_power,
                     chance,
@@ -204,5 +216,44 @@ mod tests {
         );
         assert_eq!(plan.runs_to_catch, [Some(29), Some(299)]);
         assert_eq!(plan.total_runs(), 50);
+    }
+
+    #[test]
+    fn a_latency_gate_needs_the_runs_its_interval_needs_for_an_upper_bound() {
+        use crate::types::stats::latency::LatencySpec;
+        let latency = Some(LatencySpec {
+            quantile: None,
+            max_latency: Some(2.0),
+        });
+        // p95 at 95% needs 72 runs; a 0.8 rate gate alone needs 17.
+        let both = CaseInfo {
+            latency,
+            gate: Some(GateSpec {
+                rule: Rule::MinRate(0.8),
+                method: None,
+                level: None,
+                prior: None,
+            }),
+            ..info("a")
+        };
+        let timed = CaseInfo {
+            latency,
+            ..info("b")
+        };
+        let plan = Plan::build(
+            &[both, timed],
+            &StatsConfig::default(),
+            PlanSettings::default(),
+            None,
+        );
+        let [a, b] = plan.rows.as_slice() else {
+            panic!("two rows: {plan:?}");
+        };
+        assert_eq!((a.min_runs, a.max_latency), (Some(72), Some(2.0)));
+        assert!(a.chance.is_some(), "the rate gate's chance stays");
+        assert_eq!(
+            (b.min_runs, b.chance, b.max_latency),
+            (Some(72), None, Some(2.0))
+        );
     }
 }

@@ -13,7 +13,9 @@ use crate::types::status::Color;
 /// Renders the plan; `color` paints each row by whether its runs are enough.
 pub fn plan(plan: &Plan, color: bool) -> String {
     let settings = &plan.settings;
-    let gated = plan.rows.iter().any(|row| row.gate.is_some());
+    let rated = plan.rows.iter().any(|row| row.gate.is_some());
+    let timed = plan.rows.iter().any(|row| row.max_latency.is_some());
+    let gated = rated || timed;
     let priced = plan.rows.iter().any(|row| row.cost_per_run.is_some());
     let power = percent_as_written(settings.power);
     let mut header = vec!["case".to_string(), "runs".to_string()];
@@ -85,7 +87,7 @@ pub fn plan(plan: &Plan, color: bool) -> String {
         let _ = writeln!(out, "{text}");
     }
     let _ = writeln!(out);
-    notes(plan, gated, priced, &header, &mut out);
+    notes(plan, (rated, timed), priced, &header, &mut out);
     out
 }
 
@@ -94,15 +96,25 @@ fn cells(row: &PlanRow, plan: &Plan, gated: bool, priced: bool) -> Vec<String> {
     let mut cells = vec![row.case.clone(), thousands(row.runs)];
     if gated {
         if row.gate.is_none() {
-            cells.extend(["—", "—", "—"].map(String::from));
+            let least = row.min_runs.map_or("—".to_string(), thousands);
+            cells.extend([least, "—".to_string(), "—".to_string()]);
         } else {
+            // The power columns are the rate gate's alone: marked when a latency gate also
+            // applies.
+            let mark = if row.max_latency.is_some() {
+                LATENCY_MARK
+            } else {
+                ""
+            };
             cells.push(row.min_runs.map_or("never".to_string(), thousands));
-            cells.push(match row.runs_for_power {
-                Some(runs) => thousands(runs),
-                None if row.never(plan.settings.assume) => "never".to_string(),
-                None => format!(">{}", thousands(plan.settings.cap)),
-            });
-            cells.push(row.chance.map_or("—".to_string(), chance));
+            cells.push(
+                match row.runs_for_power {
+                    Some(runs) => thousands(runs),
+                    None if row.never(plan.settings.assume) => "never".to_string(),
+                    None => format!(">{}", thousands(plan.settings.cap)),
+                } + mark,
+            );
+            cells.push(row.chance.map_or("—".to_string(), chance) + mark);
         }
     }
     cells.extend(row.catch.iter().map(|catch| chance(*catch)));
@@ -112,13 +124,20 @@ fn cells(row: &PlanRow, plan: &Plan, gated: bool, priced: bool) -> Vec<String> {
     cells
 }
 
+/// The mark on a row's power cells when a latency gate also applies (pytest-probability's).
+const LATENCY_MARK: &str = "*";
+
 /// Red: the gate cannot pass with these runs; yellow: it passes less often than the plan aims
-/// at; green: enough. An ungated row stays plain.
+/// at; green: enough. An ungated row stays plain, and so does a latency-only row above its
+/// minimum, whose chance is not planned.
 fn tone(row: &PlanRow, power: f64) -> Option<Color> {
-    let min_runs = row.gate.map(|_| row.min_runs)?;
-    if min_runs.is_none_or(|min_runs| row.runs < min_runs) {
+    if row.gate.is_none() && row.max_latency.is_none() {
+        return None;
+    }
+    if row.min_runs.is_none_or(|min_runs| row.runs < min_runs) {
         return Some(Color::Red);
     }
+    row.gate?;
     Some(if row.chance.is_some_and(|chance| chance >= power) {
         Color::Green
     } else {
@@ -147,7 +166,13 @@ fn plural(count: u64) -> &'static str {
 }
 
 /// A sentence per column on what its numbers mean, under the column's name.
-fn notes(plan: &Plan, gated: bool, priced: bool, header: &[String], out: &mut String) {
+fn notes(
+    plan: &Plan,
+    (gated, latency): (bool, bool),
+    priced: bool,
+    header: &[String],
+    out: &mut String,
+) {
     let settings = &plan.settings;
     let assume = percent_as_written(settings.assume);
     let power = percent_as_written(settings.power);
@@ -157,18 +182,62 @@ fn notes(plan: &Plan, gated: bool, priced: bool, header: &[String], out: &mut St
         "Runs planned for the case (`runs =` in the attribute, PROB_RUNS or the config's `runs`)."
             .into(),
     )];
-    if gated {
+    // Why a latency gate gets no power figure.
+    let unplanned = "A latency gate gets — here: its chance would need a guess at how slow the \
+                     code really is.";
+    if gated && latency {
+        notes.push((
+            "min runs".into(),
+            "Fewest runs with which the gate can pass at all: for a pass-rate gate, only if \
+             every one of them passes; for a latency gate, however fast they are, since with \
+             fewer its percentile's interval has no upper end. A case with both gates needs \
+             the larger."
+                .into(),
+        ));
+    } else if gated {
         notes.push((
             "min runs".into(),
             "Fewest runs with which the gate can pass at all, and then only if every one of them passes.".into(),
         ));
+    } else if latency {
+        notes.push((
+            "min runs".into(),
+            "Fewest runs with which the latency gate can pass at all, however fast they are: \
+             with fewer, its percentile's interval has no upper end. It depends only on the \
+             percentile and the confidence level."
+                .into(),
+        ));
         notes.push((
             format!("runs for {power}"),
-            format!("Runs with which the gate passes {power} of the time if the case really passes {assume} of its runs (--assume); never, if {assume} is not above the gate's bar."),
+            format!("Runs with which a pass-rate gate passes {power} of the time. {unplanned}"),
+        ));
+        notes.push((
+            "chance now".into(),
+            "The chance a pass-rate gate passes with the planned runs; — for a latency gate, \
+             for the same reason."
+                .into(),
+        ));
+    }
+    if gated {
+        notes.push((
+            format!("runs for {power}"),
+            format!("Runs with which the gate passes {power} of the time if the case really passes {assume} of its runs (--assume); never, if {assume} is not above the gate's bar.{}", if latency { format!(" {unplanned}") } else { String::new() }),
         ));
         notes.push((
             "chance now".into(),
             format!("The chance the gate passes with the planned runs, if the case really passes {assume} of its runs."),
+        ));
+    }
+    if plan
+        .rows
+        .iter()
+        .any(|row| row.gate.is_some() && row.max_latency.is_some())
+    {
+        notes.push((
+            LATENCY_MARK.into(),
+            "A latency gate also applies: the marked numbers are for the pass-rate gate alone, \
+             and the latency gate's runs aren't planned beyond its min runs."
+                .into(),
         ));
     }
     for (flake, runs) in settings.flakes.iter().zip(&plan.runs_to_catch) {
@@ -228,6 +297,48 @@ mod tests {
     use crate::model::plan::PlanSettings;
     use crate::model::tests::info;
     use crate::types::stats::{GateSpec, Rule, StatsConfig};
+
+    #[test]
+    fn latency_gates_plan_like_pytest_probabilitys() {
+        use crate::types::stats::latency::LatencySpec;
+        let latency = Some(LatencySpec {
+            quantile: None,
+            max_latency: Some(2.0),
+        });
+        let mut both = info("both");
+        both.line = 1;
+        both.runs = 80;
+        both.latency = latency;
+        both.gate = Some(GateSpec {
+            rule: Rule::MinRate(0.8),
+            method: None,
+            level: None,
+            prior: None,
+        });
+        let mut timed = info("timed");
+        timed.line = 2;
+        timed.latency = latency;
+        let built = Plan::build(
+            &[both, timed],
+            &StatsConfig::default(),
+            PlanSettings::default(),
+            None,
+        );
+        let text = plan(&built, false);
+        let table: Vec<&str> = text.lines().skip(1).take(3).collect();
+        // pytest-probability 0.3.0's `--prob-plan` on the same marks.
+        assert_eq!(
+            table,
+            [
+                "  case   runs  min runs  runs for 80%  chance now  catch 10%  catch 1%",
+                "  both     80        72           26*        99%*        99%       55%",
+                "  timed    10        72             —           —        65%       10%",
+            ],
+            "{text}"
+        );
+        assert!(text.contains("A latency gate also applies"), "{text}");
+        assert!(text.contains("however fast they are"), "{text}");
+    }
 
     #[test]
     fn the_plan_reads_like_pytest_probabilitys() {
