@@ -91,11 +91,17 @@ fn under_cargo_test_a_slow_case_fails_its_latency_gate() {
 
 #[test]
 fn under_nextest_a_slow_case_fails_its_latency_gate() {
-    // Plain nextest: the verdict items judge from the session store.
+    // Plain nextest: the verdict items judge from the session store, and the report the
+    // processes keep run by run has the same latencies and exit status.
     let plain = fixture()
         .nextest("run", &["--no-fail-fast", "--test", "latency"])
+        .env("PROB_JSON", "reports/plain.json")
         .run();
     plain.assert_code(100);
+    let kept = fixture().read_json("reports/plain.json");
+    assert_eq!(kept["exit_status"], 1, "{kept}");
+    assert_eq!(report_row(&kept, "slow")["latency"]["verdict"], "fail", "{kept}");
+    assert_eq!(report_row(&kept, "fast")["latency"]["verdict"], "pass", "{kept}");
     let text = format!("{}{}", plain.stdout, plain.stderr);
     assert!(
         text.contains("slow: latency gate max_latency=0.05s (p50) is Fail on 8 runs"),

@@ -126,6 +126,12 @@ impl ReportFile {
         if !self.stats.stop.is_off() {
             return Ok(None);
         }
+        // A latency quantile needs every run time of its case, which the running sums do not
+        // keep either: a case whose attribute sets one, or every case under PROB_LATENCY=1,
+        // rebuilds the report at each of its changes.
+        if self.stats.latency || change.info().latency.is_some() {
+            return Ok(None);
+        }
         let Some(index) = self.load_index(handles) else {
             return Ok(None);
         };
