@@ -66,6 +66,9 @@ fn overall(report: &Report, out: &mut String) {
     if report.totals.cost > 0.0 {
         let _ = writeln!(out, "Cost: {}  ", money(report.totals.cost));
     }
+    if let Some(replayed) = crate::render::waits::replayed_text(report) {
+        let _ = writeln!(out, "Replayed: {replayed}  ");
+    }
     out.push('\n');
 }
 

@@ -195,3 +195,24 @@ fn junit_has_a_suite_per_function_a_case_per_row_and_a_case_per_gate() {
         "{xml}"
     );
 }
+
+#[test]
+fn replayed_cost_is_said_apart_in_the_summary_the_markdown_and_the_html() {
+    let mut records = runs("triage::refund", &[(Outcome::Pass, 3)], 0.002);
+    records[1].replayed = Some(0.002);
+    let report = crate::model::tests::build(records);
+    let line = "Replayed: $0.0020 of it from the cassette (1 run), not spent";
+    assert!(
+        summary(&report, &Options::default()).contains(&format!("  {line}")),
+        "the summary"
+    );
+    assert!(
+        markdown(&report).contains(&format!("{line}  ")),
+        "the Markdown"
+    );
+    #[cfg(feature = "html")]
+    {
+        let page = crate::export::html::html(&report, &crate::export::html::History::default());
+        assert!(page.contains(&format!("<p>{line}</p>")), "the HTML");
+    }
+}

@@ -9,17 +9,25 @@ use crate::model::waits::waiting;
 use crate::model::Report;
 use crate::render::text::money;
 
+/// `$0.0420 of it from the cassette (12 runs), not spent`, when runs replayed cost: what the
+/// summary, the Markdown and the HTML say of the cost that was not spent.
+pub(crate) fn replayed_text(report: &Report) -> Option<String> {
+    let waiting = waiting(&report.records);
+    let runs = waiting.replayed_runs;
+    (runs > 0).then(|| {
+        format!(
+            "{} of it from the cassette ({runs} run{}), not spent",
+            money(waiting.replayed_cost),
+            if runs == 1 { "" } else { "s" },
+        )
+    })
+}
+
 /// Appends the lines, if there is anything to say.
 pub(crate) fn lines(report: &Report, out: &mut String) {
     let waiting = waiting(&report.records);
-    if waiting.replayed_runs > 0 {
-        let runs = waiting.replayed_runs;
-        let _ = writeln!(
-            out,
-            "  Replayed: {} of it from the cassette ({runs} run{}), not spent",
-            money(waiting.replayed_cost),
-            if runs == 1 { "" } else { "s" },
-        );
+    if let Some(replayed) = replayed_text(report) {
+        let _ = writeln!(out, "  Replayed: {replayed}");
     }
     if waiting.dominated() {
         let keys: Vec<String> = waiting

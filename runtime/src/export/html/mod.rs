@@ -123,6 +123,8 @@ struct Page<'a> {
     overall: String,
     gates: String,
     cost: String,
+    /// The cost replayed from the cassette, not spent; empty when none was.
+    replayed: String,
     warnings: &'a [String],
     attention: usize,
     columns: Columns,
@@ -181,6 +183,7 @@ pub fn html(report: &Report, history: &History) -> String {
         } else {
             String::new()
         },
+        replayed: crate::render::waits::replayed_text(report).unwrap_or_default(),
         warnings: &report.warnings,
         attention: report.rows.iter().filter(|r| needs_attention(r)).count(),
         columns,
