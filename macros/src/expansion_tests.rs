@@ -245,7 +245,8 @@ fn a_latency_gate_is_part_of_the_bench_and_gets_a_verdict_item() {
     assert!(
         gated.contains(
             ".with_latency(\n            ::core::option::Option::Some(0.9f64),\n            \
-             ::core::option::Option::Some(1.5f64),\n        )\n        .with_verdict_item();"
+             ::core::option::Option::Some(1.5f64),\n            \
+             ::core::option::Option::None,\n        )\n        .with_verdict_item();"
         ),
         "{gated}"
     );
@@ -260,4 +261,16 @@ fn a_latency_gate_is_part_of_the_bench_and_gets_a_verdict_item() {
     );
     assert!(reported.contains(".with_latency("), "{reported}");
     assert!(!reported.contains("verdict"), "{reported}");
+    // A latency gate alone takes the attribute's `confidence` as its own level.
+    let confident = expand(
+        quote!(runs = 80, max_latency = "2s", confidence = 0.8),
+        quote!(
+            fn bench_x() {}
+        ),
+        &on,
+    );
+    assert!(
+        confident.contains("::core::option::Option::Some(0.8f64),\n        )"),
+        "{confident}"
+    );
 }

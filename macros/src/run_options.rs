@@ -19,6 +19,8 @@ pub(crate) struct RunOptions {
     pub(crate) latency_quantile: Option<f64>,
     /// The latency gate's limit in seconds.
     pub(crate) max_latency: Option<f64>,
+    /// A latency gate's own `confidence`, when no rate gate takes it.
+    pub(crate) latency_level: Option<f64>,
 }
 
 /// Checks `timeout` and `limit`, pushing an error on the offending literal.
@@ -117,11 +119,12 @@ pub(crate) fn tokens(options: &RunOptions) -> TokenStream {
     };
     let latency =
         (options.latency_quantile.is_some() || options.max_latency.is_some()).then(|| {
-            let (quantile, limit) = (
+            let (quantile, limit, level) = (
                 optional(options.latency_quantile),
                 optional(options.max_latency),
+                optional(options.latency_level),
             );
-            quote!(.with_latency(#quantile, #limit))
+            quote!(.with_latency(#quantile, #limit, #level))
         });
     quote!(#timeout #limit #latency)
 }

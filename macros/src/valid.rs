@@ -80,9 +80,19 @@ pub(crate) fn validate(
     let groups = attr.params.unwrap_or_default();
     check_groups(&groups, func, &mut errors);
     let runs = settings.runs(attribute_runs);
-    let gate = check_gate(&attr.gate, runs, &mut errors);
+    // A latency gate alone may set its own `confidence`, as pytest-probability's mark does.
+    let latency_gated = attr.run_options.iter().any(|(key, _)| key == "max_latency");
+    let gate = check_gate(&attr.gate, runs, latency_gated, &mut errors);
     let compare = crate::compare::check(&attr.compare, &groups, &mut errors);
-    let run_options = crate::run_options::check(&attr.run_options, &mut errors);
+    let mut run_options = crate::run_options::check(&attr.run_options, &mut errors);
+    if gate.is_none() && latency_gated {
+        // Checked (and any error reported) by `check_gate`.
+        run_options.latency_level = attr
+            .gate
+            .iter()
+            .find(|(key, _)| key == "confidence")
+            .and_then(|(_, value)| fraction(value, "confidence", &mut Vec::new()));
+    }
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -151,7 +161,12 @@ fn fraction(value: &Expr, key: &str, errors: &mut Vec<syn::Error>) -> Option<f64
     None
 }
 
-fn check_gate(keys: &[(Ident, Expr)], runs: u32, errors: &mut Vec<syn::Error>) -> Option<Gate> {
+fn check_gate(
+    keys: &[(Ident, Expr)],
+    runs: u32,
+    latency_gated: bool,
+    errors: &mut Vec<syn::Error>,
+) -> Option<Gate> {
     let mut rule: Option<(String, GateRule)> = None;
     let (mut method, mut level, mut prior) = (None, None, None);
     for (key, value) in keys {
@@ -239,6 +254,7 @@ fn check_gate(keys: &[(Ident, Expr)], runs: u32, errors: &mut Vec<syn::Error>) -
         for (key, _) in keys
             .iter()
             .filter(|(key, _)| !(*key == "min_rate" || *key == "min_passes"))
+            .filter(|(key, _)| !(latency_gated && *key == "confidence"))
         {
             errors.push(syn::Error::new(
                 key.span(),

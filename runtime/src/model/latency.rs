@@ -19,7 +19,7 @@ fn terms(info: &CaseInfo, config: &StatsConfig) -> (f64, f64, Option<f64>) {
     // rate gate is.
     let level = spec
         .max_latency
-        .and(info.gate.and_then(|gate| gate.level))
+        .and(spec.level.or(info.gate.and_then(|gate| gate.level)))
         .unwrap_or(config.interval.level);
     (quantile, level, spec.max_latency)
 }
@@ -119,6 +119,7 @@ mod tests {
             latency: Some(LatencySpec {
                 quantile: Some(0.5),
                 max_latency: Some(limit),
+                level: None,
             }),
             ..info(case)
         }
@@ -166,6 +167,31 @@ mod tests {
             Some(Verdict::Pass)
         );
         assert_eq!(report.exit_status, 1);
+    }
+
+    #[test]
+    fn a_latency_gate_alone_is_judged_at_its_own_confidence() {
+        let mut case = gated("x", 20, 2.0);
+        let records: Vec<Record> = (1..=20)
+            .map(|run| timed("x", run, Outcome::Pass, f64::from(run)))
+            .collect();
+        let at = |case: &CaseInfo| {
+            let report = Report::build([case.clone()], records.clone(), &StatsConfig::default());
+            report.rows[0].latency.clone().unwrap().ci.unwrap()
+        };
+        assert_eq!(
+            (at(&case).level, at(&case).ranks),
+            (0.95, [Some(6), Some(15)])
+        );
+        case.latency = case.latency.map(|spec| LatencySpec {
+            level: Some(0.8),
+            ..spec
+        });
+        // At 80% each end may miss 10%: ranks (7, 14) for the median of 20 (scipy).
+        assert_eq!(
+            (at(&case).level, at(&case).ranks),
+            (0.8, [Some(7), Some(14)])
+        );
     }
 
     #[test]
@@ -248,6 +274,7 @@ mod tests {
         case.latency = Some(LatencySpec {
             quantile: None,
             max_latency: None,
+            level: None,
         });
         case.runs = 1;
         assert_eq!(infeasible(&case, &config), None, "no gate, no warning");

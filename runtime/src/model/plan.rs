@@ -224,6 +224,7 @@ mod tests {
         let latency = Some(LatencySpec {
             quantile: None,
             max_latency: Some(2.0),
+            level: None,
         });
         // p95 at 95% needs 72 runs; a 0.8 rate gate alone needs 17.
         let both = CaseInfo {

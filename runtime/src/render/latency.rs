@@ -374,6 +374,7 @@ mod tests {
             latency: Some(LatencySpec {
                 quantile: Some(0.5),
                 max_latency: Some(2.0),
+                level: None,
             }),
             ..info(case)
         };

@@ -304,6 +304,7 @@ mod tests {
         let latency = Some(LatencySpec {
             quantile: None,
             max_latency: Some(2.0),
+            level: None,
         });
         let mut both = info("both");
         both.line = 1;

@@ -212,13 +212,20 @@ impl Bench {
         }
     }
 
-    /// The bench with the attribute's `latency_quantile` and `max_latency` (seconds).
+    /// The bench with the attribute's `latency_quantile`, `max_latency` (seconds) and, for a
+    /// latency gate without a rate gate, `confidence`.
     #[doc(hidden)]
-    pub const fn with_latency(self, quantile: Option<f64>, max_latency: Option<f64>) -> Bench {
+    pub const fn with_latency(
+        self,
+        quantile: Option<f64>,
+        max_latency: Option<f64>,
+        level: Option<f64>,
+    ) -> Bench {
         Bench {
             latency: Some(LatencySpec {
                 quantile,
                 max_latency,
+                level,
             }),
             ..self
         }

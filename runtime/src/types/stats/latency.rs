@@ -177,6 +177,10 @@ pub struct LatencySpec {
     /// The latency gate's limit in seconds; none: no latency gate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_latency: Option<f64>,
+    /// The latency gate's own confidence level, when the attribute sets one without a rate
+    /// gate (with one, the rate gate's `confidence` serves both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<f64>,
 }
 
 /// The order-statistic interval on a latency quantile, as pytest-probability's report writes
