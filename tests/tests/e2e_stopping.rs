@@ -69,8 +69,9 @@ fn stop_of(row: &Value) -> Option<(u64, u64, u64, String)> {
 }
 
 /// Stopped runs are recorded, never counted: not passes, not in the total, and every planned
-/// run is either a sample or stopped, the stopped ones all after the last that ran.
-fn assert_stopped_runs_are_kept_apart(report: &Value) {
+/// run is either a sample or stopped; with runs `in_order`, the stopped ones all come after the
+/// last that ran (on parallel threads a run may start late, after later ones decided its case).
+fn assert_stopped_runs_are_kept_apart(report: &Value, in_order: bool) {
     let mut skipped_total = 0;
     for case in GATED.iter().chain(&["ungated"]) {
         let row = report_row(report, case);
@@ -93,7 +94,7 @@ fn assert_stopped_runs_are_kept_apart(report: &Value) {
             "{case}: a stopped run is never a pass"
         );
         assert!(
-            !runs.trim_end_matches('S').contains('S'),
+            !in_order || !runs.trim_end_matches('S').contains('S'),
             "{case}: runs stop for good once decided: {runs}"
         );
         match stop_of(row) {
@@ -139,7 +140,7 @@ fn curtail_under_cargo_test_skips_runs_whose_verdict_cannot_change() {
     assert_eq!(full_output.code, Some(101), "{full_output}");
     assert_eq!(output.code, Some(101), "{output}");
     assert!(full.get("stopping").is_none(), "off reports stop nothing");
-    assert_stopped_runs_are_kept_apart(&report);
+    assert_stopped_runs_are_kept_apart(&report, true);
     // Curtailment never changes a verdict: the same as running every run.
     assert_eq!(verdicts(&report), verdicts(&full));
     // The mixed case's PASS needs its last runs: it is not certain before.
@@ -209,7 +210,7 @@ fn curtail_with_parallel_test_threads_keeps_the_verdicts() {
         assert_eq!(output.code, Some(101), "{output}");
         reports.push(fixture.read_json(report));
     }
-    assert_stopped_runs_are_kept_apart(&reports[1]);
+    assert_stopped_runs_are_kept_apart(&reports[1], false);
     assert!(reports[1]["stopping"]["runs_skipped"].as_u64() > Some(0));
     assert_eq!(verdicts(&reports[1]), verdicts(&reports[0]));
 }
@@ -218,7 +219,7 @@ fn curtail_with_parallel_test_threads_keeps_the_verdicts() {
 fn sequential_under_cargo_test_judges_on_the_confidence_sequence() {
     let (output, report) = cargo_test("sequential", "reports/sequential.json");
     assert_eq!(output.code, Some(101), "the hopeless case FAILs{output}");
-    assert_stopped_runs_are_kept_apart(&report);
+    assert_stopped_runs_are_kept_apart(&report, true);
     assert_eq!(report["stopping"]["mode"], "sequential");
     for case in ["sure", "hopeless", "mixed"] {
         let gate = &report_row(&report, case)["gate"];
@@ -271,7 +272,7 @@ fn under_nextest_the_decision_reads_the_session_store() {
         let Some((output, report)) = nextest(mode, &format!("reports/nextest-{mode}.json")) else {
             return;
         };
-        assert_stopped_runs_are_kept_apart(&report);
+        assert_stopped_runs_are_kept_apart(&report, true);
         let (_, in_process) = cargo_test(mode, &format!("reports/cargo-{mode}.json"));
         // One process per run stops the same runs as one process for all of them.
         for case in GATED {
