@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::model::{CaseInfo, Record, Report};
 use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::latency::LatencySpec;
 use crate::types::stats::{ErrorPolicy, GateSpec, Method, Prior, Rule, StatsConfig};
 
 /// The tool name a report read from the peer carries.
@@ -32,6 +33,34 @@ struct PeerRow {
     total: u64,
     #[serde(default)]
     gate: Option<PeerGate>,
+    #[serde(default)]
+    latency: Option<PeerLatency>,
+}
+
+/// A row's latency as the peer writes it: the quantile, the gate's limit and the level.
+#[derive(Deserialize)]
+struct PeerLatency {
+    quantile: f64,
+    #[serde(default)]
+    max_latency: Option<f64>,
+    #[serde(default)]
+    ci: Option<PeerLatencyInterval>,
+}
+
+#[derive(Deserialize)]
+struct PeerLatencyInterval {
+    level: f64,
+}
+
+impl PeerLatency {
+    /// The case's latency settings, so that the rebuilt row is judged as the peer judged it.
+    fn spec(&self) -> LatencySpec {
+        LatencySpec {
+            quantile: Some(self.quantile),
+            max_latency: self.max_latency,
+            level: self.ci.as_ref().map(|ci| ci.level),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -141,7 +170,7 @@ pub(crate) fn from_peer(value: Value) -> Result<Report, String> {
             params: OrderedMap::default(),
             gate,
             compare: None,
-            latency: None,
+            latency: row.latency.as_ref().map(PeerLatency::spec),
             parts: Vec::new(),
         });
     }

@@ -518,3 +518,45 @@ fn totals_that_overflowed_are_written_readable_and_warned_of() {
         );
     }
 }
+
+/// pytest-probability 0.3.0's report of `tests/data/bench_latency.py`: every row's latency,
+/// rebuilt from its records, is the peer's to the bit (coverage to 1e-12).
+#[test]
+fn pytest_probability_latencies_read_with_its_numbers() {
+    let text = include_str!("../../tests/data/peer_latency.json");
+    let peer: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    let ours = Report::from_json(text).expect("the peer's report reads");
+    for theirs in peer["rows"].as_array().expect("rows") {
+        let case = theirs["case"].as_str().expect("case");
+        let row = ours
+            .rows
+            .iter()
+            .find(|row| row.info.case == case)
+            .expect("a row");
+        let latency = serde_json::to_value(row.latency.as_ref().expect("a latency")).expect("JSON");
+        let expected = &theirs["latency"];
+        for field in [
+            "quantile",
+            "total",
+            "excluded",
+            "estimate",
+            "min_runs",
+            "max_latency",
+            "verdict",
+        ] {
+            assert_eq!(latency[field], expected[field], "{case}: {field}");
+        }
+        for field in ["method", "level", "low", "high", "ranks"] {
+            assert_eq!(
+                latency["ci"][field], expected["ci"][field],
+                "{case}: ci.{field}"
+            );
+        }
+        let coverage =
+            |value: &serde_json::Value| value["ci"]["coverage"].as_f64().expect("coverage");
+        assert!(
+            (coverage(&latency) - coverage(expected)).abs() < 1e-12,
+            "{case}"
+        );
+    }
+}

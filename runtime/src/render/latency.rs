@@ -463,6 +463,63 @@ mod tests {
         );
     }
 
+    /// pytest-probability 0.3.0's `--prob-latency` block for `tests/data/bench_latency.py`
+    /// (its report is `tests/data/peer_latency.json`).
+    const PEER_LATENCY_BLOCK: [&str; 6] = [
+        "  fast        8 runs  p50  6.28µs  [4.50µs, 9.53µs]  ≤0.05s  PASS",
+        "  slow        8 runs  p50  60.2ms  [60.2ms, 60.3ms]  ≤0.05s  FAIL",
+        "  short       3 runs  p50  7.54µs  [     —,      —]  ≤0.05s  UNDECIDED",
+        "  confident  12 runs  p50  1.09ms  [1.09ms, 1.11ms]  ≤0.05s  PASS",
+        "  reported   10 runs  p90  2.14ms  [2.13ms,      —]",
+        "  default    20 runs  p95  12.4µs  [10.5µs,      —]",
+    ];
+
+    #[test]
+    fn the_latency_block_says_what_the_peer_says_on_its_run_times() {
+        // The peer's records and latency settings, read without the format layer (a sibling).
+        let peer: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/data/peer_latency.json")).expect("JSON");
+        let records: Vec<crate::model::Record> =
+            serde_json::from_value(peer["records"].clone()).expect("records");
+        let cases = peer["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .enumerate()
+            .map(|(line, row)| {
+                let latency = &row["latency"];
+                CaseInfo {
+                    line: line as u32,
+                    latency: Some(LatencySpec {
+                        quantile: latency["quantile"].as_f64(),
+                        max_latency: latency["max_latency"].as_f64(),
+                        level: latency["ci"]["level"].as_f64(),
+                    }),
+                    ..info(row["case"].as_str().expect("case"))
+                }
+            });
+        let records = records
+            .into_iter()
+            .map(|record| crate::model::Record {
+                package: "fixture".into(),
+                module: "evals".into(),
+                ..record
+            })
+            .collect();
+        let config = StatsConfig {
+            latency: true,
+            ..StatsConfig::default()
+        };
+        let report = Report::build(cases, records, &config);
+        let text = summary(&report, &Options::default());
+        let block: Vec<&str> = text
+            .lines()
+            .skip_while(|line| !line.contains("probability: latency"))
+            .skip(1)
+            .collect();
+        assert_eq!(block, PEER_LATENCY_BLOCK, "{text}");
+    }
+
     #[test]
     fn seconds_round_as_the_peer_rounds() {
         assert_eq!(seconds(None), "—");
