@@ -13,7 +13,7 @@ use crate::types::stats::{Method, Verdict};
 /// decided; `None` to run it. Only called with `PROB_STOP` set.
 pub(crate) fn decision(case: &'static Case, settings: &Settings) -> Option<String> {
     let stats = &settings.stats;
-    // A margin against a baseline needs every run, and `stoppable` refuses it from the
+    // A margin against a baseline needs every run too, and `stoppable` refuses it from the
     // settings alone, so the baseline report is never read here.
     let margin = case.bench.needs_every_run();
     let gate = judged_gate(

@@ -60,12 +60,12 @@ impl fmt::Display for StopMode {
 }
 
 /// Whether `PROB_STOP` may stop a case with this gate: it is gated and no other verdict needs
-/// every one of its runs (its function's comparison margin, or a margin against a baseline).
-/// Being conservative keeps every other verdict the one all the runs would give.
-pub fn stoppable(gate: Option<&GateSpec>, judged_by_margin: bool, config: &StatsConfig) -> bool {
+/// every one of its runs (`needs_every_run`: its function's comparison margin, or a latency
+/// gate, whose sample of run times skipped runs would shrink; nor a margin against a
+/// baseline). Being conservative keeps every other verdict the one all the runs would give.
+pub fn stoppable(gate: Option<&GateSpec>, needs_every_run: bool, config: &StatsConfig) -> bool {
     let baseline_margin = config.margin.is_some() && config.baseline.is_some();
-    let needs_every_run = judged_by_margin || baseline_margin;
-    gate.is_some() && !config.stop.is_off() && !needs_every_run
+    gate.is_some() && !config.stop.is_off() && !(needs_every_run || baseline_margin)
 }
 
 /// The gate a case is judged by under `config`: under `sequential` a stoppable rate gate is
@@ -73,13 +73,13 @@ pub fn stoppable(gate: Option<&GateSpec>, judged_by_margin: bool, config: &Stats
 /// any Bayesian prior; every other gate as it is.
 pub fn judged_gate(
     gate: Option<GateSpec>,
-    judged_by_margin: bool,
+    needs_every_run: bool,
     config: &StatsConfig,
 ) -> Option<GateSpec> {
     let gate = gate?;
     let sequential = config.stop == StopMode::Sequential
         && matches!(gate.rule, Rule::MinRate(_))
-        && stoppable(Some(&gate), judged_by_margin, config);
+        && stoppable(Some(&gate), needs_every_run, config);
     if !sequential {
         return Some(gate);
     }
