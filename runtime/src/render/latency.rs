@@ -173,16 +173,33 @@ pub(crate) fn gate_lines(report: &Report, out: &mut String) {
     if rows.is_empty() {
         return;
     }
-    let rate_block = report
+    let rate_rows: Vec<&Row> = report
         .rows
         .iter()
-        .any(|row| row.gate.is_some_and(|g| g.verdict != Verdict::Pass));
-    if !rate_block {
+        .filter(|row| row.gate.is_some_and(|g| g.verdict != Verdict::Pass))
+        .collect();
+    if rate_rows.is_empty() {
         let _ = writeln!(out, "{}", rule("probability: gates"));
     }
-    for line in lines(&rows, 0) {
+    // The name column is the whole block's, as the peer aligns rate and latency gates' lines.
+    let name_width = rate_rows
+        .iter()
+        .map(|row| row.info.case.chars().count())
+        .max()
+        .unwrap_or(0);
+    for line in lines(&rows, name_width) {
         let _ = writeln!(out, "{line}");
     }
+}
+
+/// The widest name among latency gates that did not pass, so that the gates block's rate lines
+/// align with them.
+pub(crate) fn gate_name_width(report: &Report) -> usize {
+    with_latency(report)
+        .filter(|(_, l)| l.verdict.is_some_and(|v| v != Verdict::Pass))
+        .map(|(row, _)| row.info.case.chars().count())
+        .max()
+        .unwrap_or(0)
 }
 
 /// Every latency gate's verdict, for the `Gates:` tally.
@@ -429,6 +446,37 @@ mod tests {
             block.contains("  fast   20 runs  p50  100ms  [60.0ms, 150ms]  ≤2s  PASS\n"),
             "{block}"
         );
+    }
+
+    #[test]
+    fn rate_and_latency_gates_share_the_name_column() {
+        use crate::types::stats::{GateSpec, Rule};
+        let config = StatsConfig::default();
+        let mut rated = info("r");
+        rated.gate = Some(GateSpec {
+            rule: Rule::MinRate(0.9),
+            method: None,
+            level: None,
+            prior: None,
+        });
+        let mut records: Vec<crate::model::Record> = (1..=10)
+            .map(|run| record("r", run, Outcome::Fail, 0.0, Vec::new()))
+            .collect();
+        records.extend(report(&config).records.clone());
+        let mut cases: Vec<CaseInfo> = report(&config)
+            .rows
+            .iter()
+            .map(|r| r.info.clone())
+            .collect();
+        cases.push(rated);
+        let text = summary(&Report::build(cases, records, &config), &Options::default());
+        let gates = text
+            .split("probability: gates")
+            .nth(1)
+            .expect("a gates block");
+        // `short` is the widest name among the gates that did not pass.
+        assert!(gates.contains("\n  r       0/10  "), "{text}");
+        assert!(gates.contains("\n  short   3 runs"), "{text}");
     }
 
     #[test]

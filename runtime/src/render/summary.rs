@@ -304,7 +304,8 @@ fn gates_block(report: &Report, intervals: Option<&IntervalColumn>, out: &mut St
         .iter()
         .map(|(row, _)| row.info.case.chars().count())
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .max(crate::render::latency::gate_name_width(report));
     for (row, gate) in judged {
         let fraction = format!("{}/{}", gate.passes, gate.sample);
         let mut line = format!(
