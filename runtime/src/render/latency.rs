@@ -483,6 +483,7 @@ mod tests {
     fn without_prob_latency_only_gates_show() {
         let text = summary(&report(&StatsConfig::default()), &Options::default());
         assert!(!text.contains("probability: latency"), "{text}");
+        assert!(text.contains("Hint:    PROB_EXPLAIN=1"), "{text}");
         assert!(text.contains("probability: gates"), "{text}");
     }
 
@@ -564,6 +565,7 @@ mod tests {
             .lines()
             .skip_while(|line| !line.contains("probability: latency"))
             .skip(1)
+            .take_while(|line| !line.trim().is_empty() && !line.starts_with("  Hint:"))
             .collect();
         assert_eq!(block, PEER_LATENCY_BLOCK, "{text}");
     }

@@ -183,6 +183,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         .rows
         .iter()
         .any(|row| row.gate.is_some_and(|g| g.verdict != Verdict::Pass))
+        || crate::render::latency::verdicts(report).any(|v| v != Verdict::Pass)
         || !report.comparisons.is_empty()
         || report.baseline.is_some()
     {
