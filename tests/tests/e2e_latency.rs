@@ -65,6 +65,7 @@ fn under_cargo_test_a_slow_case_fails_its_latency_gate() {
     let output = fixture()
         .cargo_test(&["--test", "latency"])
         .env("PROB_LATENCY", "1")
+        .env("PROB_EXPLAIN", "1")
         .env("PROB_JSON", "reports/cargo.json")
         .run();
     output.assert_code(101);
@@ -81,12 +82,29 @@ fn under_cargo_test_a_slow_case_fails_its_latency_gate() {
     );
     // Warned before the runs, past libtest's capture, as well as in the summary.
     assert!(
-        output.stderr.contains(
-            "probtest: warning: short: max_latency=0.05s (p50) at 95% needs >=6 runs"
-        ),
+        output
+            .stderr
+            .contains("probtest: warning: short: max_latency=0.05s (p50) at 95% needs >=6 runs"),
         "{output}"
     );
     check(&output, &fixture().read_json("reports/cargo.json"));
+    // PROB_EXPLAIN reads each latency line in words, with what to do next.
+    let explained = output
+        .stdout
+        .split("probability: explained")
+        .nth(1)
+        .unwrap_or_default();
+    let words = explained.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(
+            "Your limit is 0.05s, and that whole range is above it, so this case is too slow."
+        ),
+        "{output}"
+    );
+    assert!(
+        words.contains("3 runs are too few to put any limit on it at 95% confidence: that takes at least 6 runs."),
+        "{output}"
+    );
 }
 
 #[test]
@@ -100,8 +118,16 @@ fn under_nextest_a_slow_case_fails_its_latency_gate() {
     plain.assert_code(100);
     let kept = fixture().read_json("reports/plain.json");
     assert_eq!(kept["exit_status"], 1, "{kept}");
-    assert_eq!(report_row(&kept, "slow")["latency"]["verdict"], "fail", "{kept}");
-    assert_eq!(report_row(&kept, "fast")["latency"]["verdict"], "pass", "{kept}");
+    assert_eq!(
+        report_row(&kept, "slow")["latency"]["verdict"],
+        "fail",
+        "{kept}"
+    );
+    assert_eq!(
+        report_row(&kept, "fast")["latency"]["verdict"],
+        "pass",
+        "{kept}"
+    );
     let text = format!("{}{}", plain.stdout, plain.stderr);
     assert!(
         text.contains("slow: latency gate max_latency=0.05s (p50) is Fail on 8 runs"),
