@@ -183,7 +183,49 @@ fn row_cases(report: &Report, row: &Row, records: &[&Record], classname: &str) -
             verdict,
         });
     }
+    if let Some(case) = latency_case(report, row, classname) {
+        cases.push(case);
+    }
     cases
+}
+
+/// A latency gate's `testcase` (`max_latency`), judged as a rate gate's is: `refund latency
+/// ≤2s`, failed with the quantile and its interval.
+fn latency_case(report: &Report, row: &Row, classname: &str) -> Option<Case> {
+    use crate::render::latency::seconds;
+    let latency = row.latency.as_ref()?;
+    let (verdict, limit) = (latency.verdict?, latency.max_latency?);
+    let ci = latency.ci.as_ref();
+    let message = format!(
+        "latency gate {}: {} {} [{}, {}] over {} runs, limit {}s",
+        verdict_word(verdict),
+        latency.label(),
+        seconds(latency.estimate),
+        seconds(ci.and_then(|ci| ci.low)),
+        seconds(ci.and_then(|ci| ci.high)),
+        latency.total,
+        limit
+    );
+    let fails = verdict == Verdict::Fail
+        || (verdict == Verdict::Undecided
+            && report.stats_config.undecided == crate::types::stats::Undecided::Fail);
+    let verdict = if fails {
+        CaseResult::Failed {
+            kind: "failure",
+            text: format!("{message}\n"),
+            message,
+        }
+    } else if verdict == Verdict::Undecided {
+        CaseResult::Skipped { message }
+    } else {
+        CaseResult::Passed
+    };
+    Some(Case {
+        name: format!("{} latency ≤{limit}s", row.info.case),
+        classname: classname.to_string(),
+        time: 0.0,
+        verdict,
+    })
 }
 
 /// The case's cost and tokens, from its row.

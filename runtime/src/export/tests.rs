@@ -216,3 +216,45 @@ fn replayed_cost_is_said_apart_in_the_summary_the_markdown_and_the_html() {
         assert!(page.contains(&format!("<p>{line}</p>")), "the HTML");
     }
 }
+
+#[test]
+fn junit_has_a_case_per_latency_gate() {
+    use crate::types::stats::latency::LatencySpec;
+    let gated = |case: &str| CaseInfo {
+        runs: 20,
+        latency: Some(LatencySpec {
+            quantile: Some(0.5),
+            max_latency: Some(2.0),
+            level: None,
+        }),
+        ..info(case)
+    };
+    let timed = |case: &str, run: u32, elapsed: f64| Record {
+        elapsed,
+        ..record(case, run, Outcome::Pass, 0.0, Vec::new())
+    };
+    let records = (1..=20)
+        .map(|run| timed("slow", run, 2.0 + f64::from(run) / 10.0))
+        .chain((1..=20).map(|run| timed("fast", run, f64::from(run) / 100.0)))
+        .collect();
+    let report = Report::build(
+        [gated("slow"), gated("fast")],
+        records,
+        &StatsConfig::default(),
+    );
+    let xml = junit(&report);
+    let case = |name: &str| {
+        xml.split("<testcase ")
+            .find(|case| case.contains(&format!("name=\"{name}\"")))
+            .unwrap_or_else(|| panic!("no testcase {name}: {xml}"))
+            .to_string()
+    };
+    let slow = case("slow latency ≤2s");
+    assert!(
+        slow.contains(
+            "message=\"latency gate FAIL: p50 3.00s [2.60s, 3.50s] over 20 runs, limit 2s\""
+        ),
+        "{slow}"
+    );
+    assert!(!case("fast latency ≤2s").contains("<failure"), "{xml}");
+}
