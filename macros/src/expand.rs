@@ -99,6 +99,22 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
             })
             .collect()
     };
+    // A margin item per function whose comparison has a margin: its name sorts after every
+    // item of the function (`bench_x__margins` after `bench_x::...`; in run-major order, after
+    // the runs).
+    let margin_item = has_margin_item(model, settings).then(|| {
+        let fn_name = if layout == Layout::Transposed {
+            format_ident!("verdict__{}__margins", name, span = span)
+        } else {
+            format_ident!("{}__margins", name, span = span)
+        };
+        quote_spanned! {span=>
+            #[test]
+            #(#ignore)*
+            #[allow(non_snake_case)]
+            fn #fn_name() { ::probtest::__private::margin_verdict(&#data_name::BENCH) }
+        }
+    });
     let tests: Vec<TokenStream> = match layout {
         Layout::Single => vec![
             test_fn(name, item(0, 0, 1)),
@@ -161,7 +177,10 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
         }
     };
     // Without verdict items, their slots are empty: no outer attributes for nothing.
-    let tests = tests.into_iter().filter(|test| !test.is_empty());
+    let tests = tests
+        .into_iter()
+        .chain(margin_item)
+        .filter(|test| !test.is_empty());
     quote! {
         #body
         #data
@@ -181,6 +200,16 @@ fn has_verdict_items(model: &Model, settings: &Settings) -> bool {
                 .entries
                 .iter()
                 .any(|(key, _)| key == "min_rate"))
+}
+
+/// Whether the function gets a margin item: `PROB_GATE_ITEMS` is on and its comparison has a
+/// `margin`. A margin set only by `PROB_MARGIN` against a baseline is judged by the last run.
+fn has_margin_item(model: &Model, settings: &Settings) -> bool {
+    settings.gate_items
+        && model
+            .compare
+            .as_ref()
+            .is_some_and(|compare| compare.margin.is_some())
 }
 
 /// How a function's test items are named and nested. The runtime's `Layout` gets the same tag,
@@ -363,6 +392,7 @@ fn data_module(
     };
     let run_options = crate::run_options::tokens(&model.run_options);
     let verdict_item = has_verdict_items(model, settings).then(|| quote!(.with_verdict_item()));
+    let margin_item = has_margin_item(model, settings).then(|| quote!(.with_margin_item()));
     let entries = settings
         .config
         .entries
@@ -385,7 +415,7 @@ fn data_module(
                 &CASES, #layout,
                 ::probtest::__private::Config::new(#json, #delay, #root, &[#(#entries),*]),
                 #gate,
-            )#compare #run_options #verdict_item;
+            )#compare #run_options #verdict_item #margin_item;
             static CASES: [&::probtest::__private::Case; #case_count] = [#(&#case_statics),*];
             #[::probtest::__private::linkme::distributed_slice(::probtest::__private::BENCHES)]
             #[linkme(crate = ::probtest::__private::linkme)]

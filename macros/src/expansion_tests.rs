@@ -274,3 +274,46 @@ fn a_latency_gate_is_part_of_the_bench_and_gets_a_verdict_item() {
         "{confident}"
     );
 }
+
+#[test]
+fn a_margin_gets_one_item_after_the_functions_items() {
+    let on = Settings {
+        gate_items: true,
+        ..Settings::default()
+    };
+    let args = quote!(
+        runs = 2,
+        compare = "model",
+        margin = 0.05,
+        params(model = ["a", "b"])
+    );
+    let text = expand(
+        args.clone(),
+        quote!(
+            fn bench_x(model: &str) {}
+        ),
+        &on,
+    );
+    assert!(text.contains("fn bench_x__margins()"), "{text}");
+    assert!(
+        text.contains("margin_verdict(&__probtest_bench_x::BENCH)"),
+        "{text}"
+    );
+    assert!(text.contains(".with_margin_item()"), "{text}");
+    let off = expand(
+        args,
+        quote!(
+            fn bench_x(model: &str) {}
+        ),
+        &Settings::default(),
+    );
+    assert!(!off.contains("margins"), "{off}");
+    let without = expand(
+        quote!(runs = 2, compare = "model", params(model = ["a", "b"])),
+        quote!(
+            fn bench_x(model: &str) {}
+        ),
+        &on,
+    );
+    assert!(!without.contains("margin_verdict"), "{without}");
+}

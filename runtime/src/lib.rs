@@ -255,7 +255,7 @@ pub mod __private {
     pub use crate::harness::recording::fields;
     pub use crate::harness::registry::{register_hook, Bench, Case, Config, Hook, Layout, BENCHES};
     pub use crate::harness::runner::{run, run_async, BenchReturn};
-    pub use crate::harness::verdict::verdict;
+    pub use crate::harness::verdict::{margin_verdict, verdict};
     pub use ctor;
     pub use linkme;
 

@@ -160,7 +160,9 @@ fn number(value: &Value) -> f64 {
 
 #[test]
 fn function_level_estimates_equal_the_peers() {
-    let Some(python) = support::peer_python() else { return };
+    let Some(python) = support::peer_python() else {
+        return;
+    };
     let (output, report) = ours("reports/estimates.json", &[]);
     let (peer_stdout, theirs) = peer(python, "estimates.json", &[]);
     for name in ["qa", "triage", "single", "Overall"] {
@@ -287,7 +289,9 @@ fn close(ours: &Value, theirs: &Value, what: &str) {
 
 #[test]
 fn comparisons_equal_the_peers() {
-    let Some(python) = support::peer_python() else { return };
+    let Some(python) = support::peer_python() else {
+        return;
+    };
     let settings = [("PROB_COMPARE", "model"), ("PROB_ADJUST", "holm")];
     let (output, report) = ours("reports/compare.json", &settings);
     let (peer_stdout, theirs) = peer(
@@ -430,8 +434,11 @@ fn margins_are_gates_under_cargo_test() {
         "{margin}"
     );
     assert!(
-        margin.stdout.contains("1 failed"),
-        "one item, the last run, fails: {margin}"
+        margin.stdout.contains("1 failed")
+            && margin
+                .stdout
+                .contains("test bench_margin__margins ... FAILED"),
+        "one item, the function's margin item, fails: {margin}"
     );
 }
 
@@ -444,6 +451,23 @@ fn margins_are_gates_under_nextest() {
             .env("PROB_JSON", "reports/nextest.json")
             .run()
     };
+    // Plain nextest: the margin item judges the session store; the runs are samples.
+    let plain = fixture()
+        .nextest(
+            "run",
+            &["--test", "analysis", "--no-fail-fast", "bench_margin"],
+        )
+        .run();
+    plain.assert_code(100);
+    let printed = format!("{}{}", plain.stdout, plain.stderr);
+    // nextest names a failed test twice: as it ends, and in the run's summary.
+    let mut failed: Vec<&str> = printed
+        .lines()
+        .filter(|line| line.trim_start().starts_with("FAIL ["))
+        .filter_map(|line| line.split_whitespace().last())
+        .collect();
+    failed.dedup();
+    assert_eq!(failed, ["bench_margin__margins"], "{plain}");
     let margin = run("bench_margin");
     assert_ne!(margin.code, Some(0), "{margin}");
     assert!(
@@ -479,7 +503,9 @@ fn margins_are_gates_under_nextest() {
 
 #[test]
 fn baseline_verdicts_equal_the_peers() {
-    let Some(python) = support::peer_python() else { return };
+    let Some(python) = support::peer_python() else {
+        return;
+    };
     // The peer's own report is the baseline of both: each reads the other's reports.
     let (_, _) = peer(python, "before.json", &[]);
     let before = fixture().path("python/before.json");

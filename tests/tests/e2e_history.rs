@@ -47,8 +47,11 @@ fn private_binary(fixture: &Fixture, dir: &std::path::Path) -> PathBuf {
     let deps = target.join("debug").join("deps");
     let _ = std::fs::remove_dir_all(&target);
     std::fs::create_dir_all(&deps).expect("the private target directory");
-    std::fs::write(target.join("CACHEDIR.TAG"), "Signature: 8a477f597d28d172789f06886806bc55\n")
-        .expect("the tag");
+    std::fs::write(
+        target.join("CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    )
+    .expect("the tag");
     let copy = deps.join("evals-history");
     std::fs::copy(&executable, &copy).expect("copy the test binary");
     copy
@@ -104,15 +107,25 @@ fn the_history_shows_each_session_and_flags_the_drop() {
             .any(|line| line.starts_with("  drifting") && line.ends_with("DROPPED")),
         "{output}"
     );
-    assert_eq!(row("steady")[..5], ["steady", "100%", "100%", "100%", "0"], "{output}");
+    assert_eq!(
+        row("steady")[..5],
+        ["steady", "100%", "100%", "100%", "0"],
+        "{output}"
+    );
     assert!(
         !lines
             .iter()
             .any(|line| line.starts_with("  steady") && line.contains("DROPPED")),
         "{output}"
     );
-    assert!(output.stdout.contains("  Sessions: 3, oldest first"), "{output}");
-    assert!(output.stdout.contains("  Changed: 1 of 2 cases"), "{output}");
+    assert!(
+        output.stdout.contains("  Sessions: 3, oldest first"),
+        "{output}"
+    );
+    assert!(
+        output.stdout.contains("  Changed: 1 of 2 cases"),
+        "{output}"
+    );
 
     // Two sessions only: the oldest is left out.
     let two = fixture
@@ -129,7 +142,9 @@ fn the_history_shows_each_session_and_flags_the_drop() {
 
 #[test]
 fn a_history_of_an_empty_store_is_one_line_and_exit_two() {
-    let fixture = Fixture::builder("history-empty").test("evals", EVALS).build();
+    let fixture = Fixture::builder("history-empty")
+        .test("evals", EVALS)
+        .build();
     let empty = fixture.path("empty-target");
     std::fs::create_dir_all(&empty).expect("an empty target directory");
     let output = fixture

@@ -161,7 +161,9 @@ fn summary_lines(stdout: &str) -> Vec<String> {
 
 #[test]
 fn the_peer_pairs_a_probtest_report_as_its_baseline() {
-    let Some(python) = support::peer_python() else { return };
+    let Some(python) = support::peer_python() else {
+        return;
+    };
     let output = fixture()
         .cargo_test(&["--test", "demo"])
         .env("PROB_JSON", "ours.json")
@@ -183,7 +185,9 @@ fn the_peer_pairs_a_probtest_report_as_its_baseline() {
 
 #[test]
 fn cargo_probtest_report_renders_a_peer_report_as_the_peer_printed_it() {
-    let Some(python) = support::peer_python() else { return };
+    let Some(python) = support::peer_python() else {
+        return;
+    };
     let theirs = fixture().path("python/peer.json");
     let json = format!("--prob-json={}", theirs.display());
     let (code, peer_stdout, stderr) = pytest(python, &[&json]);

@@ -6,7 +6,7 @@
 //!
 //! Layer: harness.
 
-use crate::harness::registry::Case;
+use crate::harness::registry::{Bench, Case};
 use crate::harness::settings::Settings;
 use crate::model::analysis::{baseline, compare, verdict_fails, Comparison};
 use crate::model::Row;
@@ -24,7 +24,12 @@ pub(crate) fn judge(case: &'static Case, settings: &Settings) -> Option<String> 
     if !done {
         return None;
     }
-    let rows: Vec<Row> = bench
+    failing(&rows_from_counts(bench), settings)
+}
+
+/// The rows of `bench`'s cases from this process's counts.
+pub(crate) fn rows_from_counts(bench: &'static Bench) -> Vec<Row> {
+    bench
         .cases()
         .iter()
         .map(|case| {
@@ -34,11 +39,16 @@ pub(crate) fn judge(case: &'static Case, settings: &Settings) -> Option<String> 
                 (passes, fails, errors, passes + fails + errors);
             row
         })
-        .collect();
-    let mut judged = compare::comparisons(&rows, &settings.stats);
+        .collect()
+}
+
+/// The margins of `rows`' comparisons (and of the baseline's, with `PROB_MARGIN`) whose
+/// verdicts fail, one line each; `None` when none does.
+pub(crate) fn failing(rows: &[Row], settings: &Settings) -> Option<String> {
+    let mut judged = compare::comparisons(rows, &settings.stats);
     if let Ok(Some(earlier)) = crate::store::baseline::load(&settings.stats) {
         if settings.stats.margin.is_some() {
-            let result = baseline::compare_with_baseline(&rows, &earlier, &settings.stats);
+            let result = baseline::compare_with_baseline(rows, &earlier, &settings.stats);
             judged.extend(result.comparisons);
         }
     }

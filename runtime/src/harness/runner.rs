@@ -352,6 +352,13 @@ impl Active {
         settings: &crate::harness::settings::Settings,
         last_run: bool,
     ) -> Option<Failure> {
+        if self.case.bench.has_margin_item() {
+            // The function's margin item judges the margins: every run is a sample.
+            return match outcome {
+                Outcome::Error if settings.stats.errors == ErrorPolicy::Count => failure,
+                _ => None,
+            };
+        }
         let judged_here = !settings.per_test && !settings.defer_verdicts;
         let failure = match outcome {
             Outcome::Fail if judged_here || settings.defer_verdicts => None,

@@ -304,8 +304,8 @@ fn resolve_stats(
         stats.latency = parse_switch(&value).map_err(|why| format!("{source}: {why}"))?;
     }
     if let Some((value, source)) = lookup("PROB_LATENCY_QUANTILE") {
-        stats.latency_quantile = stats::latency::parse_quantile(&value)
-            .map_err(|why| format!("{source}: {why}"))?;
+        stats.latency_quantile =
+            stats::latency::parse_quantile(&value).map_err(|why| format!("{source}: {why}"))?;
     }
     let whole = |value: &str, least: u64, what: &str| -> Result<u64, String> {
         value

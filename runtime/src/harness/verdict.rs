@@ -8,12 +8,12 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::harness::registry::{run_item_names, Case};
+use crate::harness::registry::{run_item_names, Bench, Case};
 use crate::harness::settings::{self, Settings};
 use crate::harness::{recorder, timeout};
 use crate::model::effective_gate;
-use crate::render::{bar_text, bound_percent};
 use crate::model::Row;
+use crate::render::{bar_text, bound_percent};
 use crate::types::stats::{GateResult, Undecided, Verdict};
 
 /// How long a verdict waits for runs still executing when the case has no timeout of its own:
@@ -125,15 +125,29 @@ fn wait_limit(case: &'static Case) -> Duration {
 /// process: a thread spawned for a run may not have begun when the verdict's does, and a run
 /// still executing has not ended.
 fn wait_for_runs_here(case: &'static Case, settings: &Settings) {
+    wait_for_all_here(&[case], settings);
+}
+
+/// [`wait_for_runs_here`] for every case of `cases`.
+fn wait_for_all_here(cases: &[&'static Case], settings: &Settings) {
     let _ = settings;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let filter = Filter::of(&args);
-    let expected = run_item_names(case)
+    let expected: u64 = cases
         .iter()
-        .filter(|name| filter.selects(name))
-        .count() as u64;
-    let deadline = Instant::now() + wait_limit(case);
-    while case.items_ended() < expected && Instant::now() < deadline {
+        .map(|case| {
+            run_item_names(case)
+                .iter()
+                .filter(|name| filter.selects(name))
+                .count() as u64
+        })
+        .sum();
+    let Some(first) = cases.first() else {
+        return;
+    };
+    let deadline = Instant::now() + wait_limit(first);
+    let ended = || cases.iter().map(|case| case.items_ended()).sum::<u64>();
+    while ended() < expected && Instant::now() < deadline {
         thread::sleep(POLL);
     }
 }
@@ -201,10 +215,19 @@ fn from_session(case: &'static Case, settings: &Settings) -> Result<[u64; 3], St
 
 /// The case's row in the session store, once its runs are in (as [`from_session`] waits).
 fn session_row(case: &'static Case) -> Result<Option<Row>, String> {
+    Ok(session_rows(&[case])?.into_iter().next())
+}
+
+/// The rows of `cases` in the session store, once their runs are in (as [`from_session`]
+/// waits), in the order of `cases`; a case without a row is left out.
+fn session_rows(cases: &[&'static Case]) -> Result<Vec<Row>, String> {
     let session = recorder::session_of_process()?;
-    let key = case.info().key();
-    let runs = u64::from(case.bench.runs());
-    let deadline = Instant::now() + wait_limit(case);
+    let keys: Vec<_> = cases.iter().map(|case| case.info().key()).collect();
+    let runs: u64 = cases.iter().map(|case| u64::from(case.bench.runs())).sum();
+    let Some(first) = cases.first() else {
+        return Ok(Vec::new());
+    };
+    let deadline = Instant::now() + wait_limit(first);
     let mut last = (usize::MAX, usize::MAX);
     let mut still_since = Instant::now();
     loop {
@@ -214,13 +237,13 @@ fn session_row(case: &'static Case) -> Result<Option<Row>, String> {
         let mine = data
             .records
             .iter()
-            .filter(|record| record.key() == key)
+            .filter(|record| keys.contains(&record.key()))
             .count();
         let open = data
             .records
             .iter()
             .zip(&data.open)
-            .filter(|(record, open)| open.is_some() && record.key() == key)
+            .filter(|(record, open)| open.is_some() && keys.contains(&record.key()))
             .count();
         if (mine, open) != last {
             last = (mine, open);
@@ -228,10 +251,39 @@ fn session_row(case: &'static Case) -> Result<Option<Row>, String> {
         }
         let settled = open == 0 && (mine as u64 >= runs || still_since.elapsed() >= QUIET);
         if settled || Instant::now() >= deadline {
-            let report = data.into_report();
-            return Ok(report.rows.into_iter().find(|row| row.info.key() == key));
+            let mut rows = data.into_report().rows;
+            rows.retain(|row| keys.contains(&row.info.key()));
+            rows.sort_by_key(|row| keys.iter().position(|key| *key == row.info.key()));
+            return Ok(rows);
         }
         thread::sleep(POLL);
+    }
+}
+
+/// The body of a function's margin item (`<function>__margins`, for `margin =` in its
+/// attribute): returns when every margin of its comparison passes, panics with those that do
+/// not. It judges once the function's runs are in, from this process's counts under `cargo
+/// test` and from the session store under nextest.
+pub fn margin_verdict(bench: &'static Bench) {
+    let settings = settings::get(&bench.config);
+    if let Some(problem) = &settings.problem {
+        panic!("{problem}");
+    }
+    let cases: Vec<&'static Case> = bench.cases().to_vec();
+    let rows = if settings.per_test {
+        match session_rows(&cases) {
+            Ok(rows) => rows,
+            Err(problem) => panic!(
+                "{}: the margin cannot be judged: {problem}",
+                bench.function()
+            ),
+        }
+    } else {
+        wait_for_all_here(&cases, settings);
+        crate::harness::margins::rows_from_counts(bench)
+    };
+    if let Some(failing) = crate::harness::margins::failing(&rows, settings) {
+        panic!("{failing}");
     }
 }
 

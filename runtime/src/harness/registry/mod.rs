@@ -50,6 +50,8 @@ pub struct Bench {
     timeout: Option<std::time::Duration>,
     /// Whether each case has a verdict item (`<case>::verdict`) that judges its gate.
     verdict_item: bool,
+    /// Whether the function has a margin item (`<function>__margins`) that judges its margins.
+    margin_item: bool,
     /// `limit = "key"`: the limit held around every run's body, if given.
     limit: Option<&'static str>,
     /// `latency_quantile` and `max_latency`, if either is given.
@@ -185,8 +187,23 @@ impl Bench {
             timeout: None,
             limit: None,
             verdict_item: false,
+            margin_item: false,
             latency: None,
         }
+    }
+
+    /// The bench whose comparison's margins a margin item judges (`PROB_GATE_ITEMS`).
+    #[doc(hidden)]
+    pub const fn with_margin_item(self) -> Bench {
+        Bench {
+            margin_item: true,
+            ..self
+        }
+    }
+
+    /// Whether a margin item judges the function's margins, so that its runs are only samples.
+    pub(crate) fn has_margin_item(&self) -> bool {
+        self.margin_item
     }
 
     /// The bench whose gated cases each have a verdict item (`PROB_GATE_ITEMS`, on by default).
