@@ -114,7 +114,7 @@ pub(crate) fn note_cost(amount: f64) {
 ///
 /// - `off` (the default): calls `call`.
 /// - `record`: calls `call` and stores its value, with the usage and cost the call recorded
-///   on this thread ([`record_usage`](crate::record_usage), [`record_cost`](crate::record_cost);
+///   on this thread ([`record_usage`](crate::record_usage()), [`record_cost`](crate::record_cost);
 ///   calls of one run made at once on several threads keep theirs apart), under
 ///   `target/probtest/cache/`, keyed by the run's case, its run number and `key`.
 /// - `replay`: returns the stored value without calling, and records the stored usage and cost
