@@ -8,7 +8,7 @@ mod support;
 
 use std::sync::OnceLock;
 
-use support::{Fixture, Output};
+use support::Fixture;
 
 /// The gates fixture, with verdict items (the default) and a nextest profile that writes JUnit.
 fn fixture() -> &'static Fixture {
@@ -39,18 +39,6 @@ fn without_items() -> &'static Fixture {
     })
 }
 
-/// The names libtest lists as failed, from its `failures:` summary.
-fn failed_tests(output: &Output) -> Vec<String> {
-    let mut failed: Vec<String> = output
-        .stdout
-        .lines()
-        .filter_map(|line| line.strip_prefix("test ")?.strip_suffix(" ... FAILED"))
-        .map(str::to_string)
-        .collect();
-    failed.sort();
-    failed
-}
-
 #[test]
 fn under_cargo_test_a_failed_gate_is_its_verdict_item() {
     let output = fixture()
@@ -59,7 +47,7 @@ fn under_cargo_test_a_failed_gate_is_its_verdict_item() {
     output.assert_code(101);
     // 18 of 20 runs fail: every one a sample that passes its item; the verdict item fails.
     assert_eq!(
-        failed_tests(&output),
+        output.failed_tests(),
         ["bench_failing_gate::verdict"],
         "{output}"
     );
@@ -134,7 +122,7 @@ fn without_verdict_items_the_last_run_carries_the_verdict() {
         .run();
     output.assert_code(101);
     // The run that ends last in the process judges the case and carries the verdict.
-    let failed = failed_tests(&output);
+    let failed = output.failed_tests();
     assert!(
         failed.len() == 1 && failed[0].starts_with("bench_failing_gate::run"),
         "{output}"

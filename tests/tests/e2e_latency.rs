@@ -20,17 +20,6 @@ fn fixture() -> &'static Fixture {
     })
 }
 
-fn failed_tests(output: &Output) -> Vec<String> {
-    let mut failed: Vec<String> = output
-        .stdout
-        .lines()
-        .filter_map(|line| line.strip_prefix("test ")?.strip_suffix(" ... FAILED"))
-        .map(str::to_string)
-        .collect();
-    failed.sort();
-    failed
-}
-
 /// What both runners must agree on: verdicts, the warning, the blocks and the report's fields.
 fn check(output: &Output, report: &Value) {
     let text = format!("{}{}", output.stdout, output.stderr);
@@ -70,7 +59,7 @@ fn under_cargo_test_a_slow_case_fails_its_latency_gate() {
         .run();
     output.assert_code(101);
     assert_eq!(
-        failed_tests(&output),
+        output.failed_tests(),
         ["bench_short::verdict", "bench_slow::verdict"],
         "{output}"
     );

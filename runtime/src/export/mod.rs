@@ -119,22 +119,12 @@ pub(crate) fn interval_text(report: &Report, row: &Row) -> Option<String> {
 
 /// The command that says why a flaky or errored case is so, as the summary's hint names it.
 pub(crate) fn doctor_command(row: &Row) -> Option<String> {
-    matches!(row.status, Status::Flaky | Status::Errored)
-        .then(|| format!("cargo probtest doctor {}", shell_word(&row.info.case)))
-}
-
-/// `text` as one shell word: as it is when it needs no quoting, else in single quotes (the
-/// summary's hint quotes the same way; a test checks the two agree).
-fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '.' | '-' | '+' | '/'));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
+    matches!(row.status, Status::Flaky | Status::Errored).then(|| {
+        format!(
+            "cargo probtest doctor {}",
+            crate::render::text::shell_word(&row.info.case)
+        )
+    })
 }
 
 /// The first line of what a failed or errored run said, with where, or the outcome alone.

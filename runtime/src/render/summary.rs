@@ -7,7 +7,9 @@ use std::fmt::Write;
 use std::io::IsTerminal;
 
 use crate::model::{Report, Row};
-use crate::render::text::{bar_text, bound_percent, model_name, money, paint, rule, token_text};
+use crate::render::text::{
+    bar_text, bound_percent, model_name, money, paint, rule, shell_word, token_text,
+};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::{ErrorPolicy, GateResult, Verdict};
 use crate::types::status::Status;
@@ -215,19 +217,6 @@ fn doctor_hint(report: &Report, out: &mut String) {
             "errored"
         }
     );
-}
-
-/// `text` as one shell word: as it is when it needs no quoting, else in single quotes.
-fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '.' | '-' | '+' | '/'));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
 }
 
 /// The interval column: `[35%,  93%]`, low and high right-aligned separately; blank for a row

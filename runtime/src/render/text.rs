@@ -96,6 +96,20 @@ pub(crate) fn column_widths(header: &[String], rows: &[Vec<String>]) -> Vec<usiz
         .collect()
 }
 
+/// `text` as one shell word: as it is when it needs no quoting, else in single quotes. The
+/// summary's hint and the reports' doctor commands both quote with it.
+pub(crate) fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '.' | '-' | '+' | '/'));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 /// `min_rate 0.9` or `min_passes 19`.
 pub(crate) fn bar_text(rule: Rule) -> String {
     match rule {

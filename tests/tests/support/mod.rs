@@ -487,6 +487,18 @@ impl fmt::Display for Output {
 }
 
 impl Output {
+    /// The tests libtest reported as failed (`test <name> ... FAILED`), sorted.
+    pub fn failed_tests(&self) -> Vec<String> {
+        let mut failed: Vec<String> = self
+            .stdout
+            .lines()
+            .filter_map(|line| line.strip_prefix("test ")?.strip_suffix(" ... FAILED"))
+            .map(str::to_string)
+            .collect();
+        failed.sort();
+        failed
+    }
+
     /// Panics unless the command exited with `code`.
     #[track_caller]
     pub fn assert_code(&self, code: i32) -> &Self {
