@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::analysis::estimates::{function_of, Bounds};
+use crate::model::analysis::estimates::{by_function, Bounds};
 use crate::model::case::CompareSpec;
 use crate::model::report::Row;
 use crate::types::stats::paired::{
@@ -306,15 +306,9 @@ fn place<'a>(row: &'a Row, axis: &str) -> Option<(&'a str, u32, String)> {
 /// Every comparison among `rows`: per compared function (by short name), each arm (in the
 /// order of its values) against its baseline, paired by input, adjusted as one family.
 pub(crate) fn comparisons(rows: &[Row], config: &StatsConfig) -> Vec<Comparison> {
-    let mut names: Vec<&str> = rows.iter().map(|r| function_of(&r.info.case)).collect();
-    names.sort_unstable();
-    names.dedup();
     let mut out = Vec::new();
-    for name in names {
-        let group: Vec<&Row> = rows
-            .iter()
-            .filter(|r| function_of(&r.info.case) == name && r.total > 0)
-            .collect();
+    for (name, mut group) in by_function(rows) {
+        group.retain(|r| r.total > 0);
         let Some(spec) = group
             .iter()
             .find_map(|r| r.info.compare.clone())

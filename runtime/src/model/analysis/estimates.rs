@@ -155,6 +155,18 @@ pub(crate) fn function_of(case: &str) -> &str {
     case.split_once("::").map_or(case, |(short, _)| short)
 }
 
+/// The rows of each function, by short name in name order, each group in the rows' order.
+pub(crate) fn by_function(rows: &[Row]) -> Vec<(&str, Vec<&Row>)> {
+    let mut groups: std::collections::BTreeMap<&str, Vec<&Row>> = Default::default();
+    for row in rows {
+        groups
+            .entry(function_of(&row.info.case))
+            .or_default()
+            .push(row);
+    }
+    groups.into_iter().collect()
+}
+
 /// The means of the metrics over `rows` that have them, and per metric the rows left out.
 fn metric_means(rows: &[&Row], config: &StatsConfig) -> (OrderedMap<f64>, OrderedMap<u64>) {
     let mut means = OrderedMap::default();
@@ -176,20 +188,13 @@ fn metric_means(rows: &[&Row], config: &StatsConfig) -> (OrderedMap<f64>, Ordere
 /// One aggregate per function, by short name, then the session's (`Overall`), each with its
 /// metric means and its estimate.
 pub(crate) fn aggregates(rows: &[Row], config: &StatsConfig) -> Vec<Aggregate> {
-    let mut names: Vec<&str> = rows.iter().map(|r| function_of(&r.info.case)).collect();
-    names.sort_unstable();
-    names.dedup();
-    let mut out: Vec<Aggregate> = names
-        .iter()
-        .map(|name| {
-            let group: Vec<&Row> = rows
-                .iter()
-                .filter(|r| function_of(&r.info.case) == *name)
-                .collect();
+    let mut out: Vec<Aggregate> = by_function(rows)
+        .into_iter()
+        .map(|(name, group)| {
             let (metrics, left_out) = metric_means(&group, config);
             Aggregate {
                 scope: "function".to_string(),
-                name: (*name).to_string(),
+                name: name.to_string(),
                 function: group[0].info.function.clone(),
                 module: group[0].info.module.clone(),
                 metrics,

@@ -223,6 +223,56 @@ pub struct LatencyResult {
     pub verdict: Option<Verdict>,
 }
 
+/// What the order-statistic interval of `n` runs at a quantile and level takes from the
+/// binomial distribution: its ranks, their coverage, and the fewest runs with both ranks.
+#[derive(Clone, Copy)]
+struct RankTerms {
+    ranks: (Option<u64>, Option<u64>),
+    coverage: f64,
+    min_runs: u64,
+}
+
+impl RankTerms {
+    /// Remembered by `(n, quantile, level)`: a session's rows mostly share their number of
+    /// runs, and each search evaluates incomplete beta functions, which a test binary built
+    /// without optimizations pays for at exit, row by row.
+    fn of(n: u64, quantile: f64, level: f64) -> RankTerms {
+        use std::sync::Mutex;
+        type Entry = ((u64, u64, u64), RankTerms);
+        static MEMO: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+        const KEPT: usize = 32;
+        let key = (n, quantile.to_bits(), level.to_bits());
+        if let Some(found) = MEMO
+            .lock()
+            .ok()
+            .and_then(|memo| memo.iter().find(|(k, _)| *k == key).map(|(_, v)| *v))
+        {
+            return found;
+        }
+        let ranks = if n > 0 {
+            quantile_ranks(n, quantile, level)
+        } else {
+            (None, None)
+        };
+        let terms = RankTerms {
+            ranks,
+            coverage: if n > 0 {
+                quantile_coverage(n, quantile, ranks.0, ranks.1)
+            } else {
+                0.0
+            },
+            min_runs: quantile_min_runs(quantile, level),
+        };
+        if let Ok(mut memo) = MEMO.lock() {
+            if memo.len() >= KEPT {
+                memo.remove(0);
+            }
+            memo.push((key, terms));
+        }
+        terms
+    }
+}
+
 impl LatencyResult {
     /// The quantile and its interval over `times` (any order) at `level`, judged against
     /// `max_latency` when given; `excluded` errored runs were left out of `times`.
@@ -236,8 +286,9 @@ impl LatencyResult {
         // Sorted first, so that the order runs arrived in (processes, threads) cannot matter.
         times.sort_by(f64::total_cmp);
         let n = times.len() as u64;
+        let terms = RankTerms::of(n, quantile, level);
         let ci = (n > 0).then(|| {
-            let (r, s) = quantile_ranks(n, quantile, level);
+            let (r, s) = terms.ranks;
             let at = |rank: Option<u64>| rank.map(|rank| times[rank as usize - 1]);
             LatencyInterval {
                 method: "order-statistic".to_string(),
@@ -245,7 +296,7 @@ impl LatencyResult {
                 low: at(r),
                 high: at(s),
                 ranks: [r, s],
-                coverage: quantile_coverage(n, quantile, r, s),
+                coverage: terms.coverage,
             }
         });
         let verdict = max_latency.map(|limit| match &ci {
@@ -258,7 +309,7 @@ impl LatencyResult {
             excluded,
             estimate: sample_quantile(&times, quantile),
             ci,
-            min_runs: quantile_min_runs(quantile, level),
+            min_runs: terms.min_runs,
             max_latency,
             verdict,
         }

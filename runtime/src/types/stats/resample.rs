@@ -76,19 +76,25 @@ impl PyRandom {
         const LOWER: u32 = 0x7fff_ffff;
         const MATRIX: u32 = 0x9908_b0df;
         let mt = &mut self.state;
-        let mix = |upper: u32, lower: u32, far: u32| {
-            let y = (upper & UPPER) | (lower & LOWER);
-            far ^ (y >> 1) ^ if y & 1 == 1 { MATRIX } else { 0 }
-        };
-        // The reference implementation's three loops: no index wraps inside them, which a
-        // build without optimizations pays for on every draw.
-        for k in 0..227 {
-            mt[k] = mix(mt[k], mt[k + 1], mt[k + 397]);
+        macro_rules! mix {
+            ($upper:expr, $lower:expr, $far:expr) => {{
+                let y = ($upper & UPPER) | ($lower & LOWER);
+                $far ^ (y >> 1) ^ if y & 1 == 1 { MATRIX } else { 0 }
+            }};
         }
-        for k in 227..623 {
-            mt[k] = mix(mt[k], mt[k + 1], mt[k - 227]);
+        // The reference implementation's three loops, as `while` loops over a macro: no index
+        // wraps inside them, and a build without optimizations makes neither a closure call
+        // nor a range iterator's call per word.
+        let mut k = 0;
+        while k < 227 {
+            mt[k] = mix!(mt[k], mt[k + 1], mt[k + 397]);
+            k += 1;
         }
-        mt[623] = mix(mt[623], mt[0], mt[396]);
+        while k < 623 {
+            mt[k] = mix!(mt[k], mt[k + 1], mt[k - 227]);
+            k += 1;
+        }
+        mt[623] = mix!(mt[623], mt[0], mt[396]);
         self.index = 0;
     }
 
@@ -115,6 +121,40 @@ impl PyRandom {
     /// An index below `n`, as `random.choices` picks one: `floor(random() * n)`.
     pub fn choice(&mut self, n: usize) -> usize {
         ((self.random() * n as f64).floor() as usize).min(n.saturating_sub(1))
+    }
+
+    /// Fills `out` with indices below `n`, each drawn as [`PyRandom::choice`] draws it, in order.
+    ///
+    /// The bootstrap's inner loop: a session's resamples make millions of draws, and test
+    /// binaries are built without optimizations, where every call of `choice`, `random` and
+    /// `next_u32` costs more than its arithmetic. The words are read and tempered inline here,
+    /// so the loop makes no call but the generator's twist every 312 draws.
+    pub fn fill_choices(&mut self, n: usize, out: &mut [usize]) {
+        let scale = n as f64;
+        let last = n.saturating_sub(1);
+        macro_rules! next_word {
+            () => {{
+                if self.index >= 624 {
+                    self.twist();
+                }
+                let mut y = self.state[self.index];
+                self.index += 1;
+                y ^= y >> 11;
+                y ^= (y << 7) & 0x9d2c_5680;
+                y ^= (y << 15) & 0xefc6_0000;
+                y ^ (y >> 18)
+            }};
+        }
+        let mut i = 0;
+        while i < out.len() {
+            let a = next_word!() >> 5;
+            let b = next_word!() >> 6;
+            let unit = (a as f64 * 67_108_864.0 + b as f64) * (1.0 / 9_007_199_254_740_992.0);
+            // A non-negative product: truncation is `floor`.
+            let index = (unit * scale) as usize;
+            out[i] = if index > last { last } else { index };
+            i += 1;
+        }
     }
 
     /// `m` random bits, one per element, as the low bits of `random.randbytes(m)`.
@@ -220,25 +260,39 @@ pub fn bootstrap_means(values: &[f64], resamples: u64, seed: u64) -> Vec<f64> {
         })
         .collect();
     let n = values.len();
-    let mut rng = PyRandom::new(seed);
     let mut counts = vec![0u64; distinct.len()];
     let mut terms = Vec::with_capacity(2 * distinct.len());
+    let mut resample_mean = |counts: &[u64]| {
+        terms.clear();
+        for (&value, &count) in distinct.iter().zip(counts) {
+            if count > 0 {
+                let count = count as f64;
+                let product = count * value;
+                terms.push(product);
+                terms.push(libm::fma(count, value, -product));
+            }
+        }
+        fsum(terms.iter().copied()) / n as f64
+    };
+    if distinct.len() == 1 {
+        // Every resample draws the one value n times: the same mean each time, whatever the
+        // draws. A session whose cases all passed every run is this case.
+        counts[0] = n as u64;
+        let mean = resample_mean(&counts);
+        return vec![mean; resamples as usize];
+    }
+    let mut rng = PyRandom::new(seed);
+    let mut drawn = vec![0usize; n];
     (0..resamples)
         .map(|_| {
             counts.fill(0);
-            for _ in 0..n {
-                counts[slot[rng.choice(n)]] += 1;
+            rng.fill_choices(n, &mut drawn);
+            let mut i = 0;
+            while i < n {
+                counts[slot[drawn[i]]] += 1;
+                i += 1;
             }
-            terms.clear();
-            for (&value, &count) in distinct.iter().zip(&counts) {
-                if count > 0 {
-                    let count = count as f64;
-                    let product = count * value;
-                    terms.push(product);
-                    terms.push(libm::fma(count, value, -product));
-                }
-            }
-            fsum(terms.iter().copied()) / n as f64
+            resample_mean(&counts)
         })
         .collect()
 }
@@ -324,6 +378,31 @@ pub fn normal_interval(values: &[f64], level: f64) -> Option<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn filled_choices_are_the_choices_drawn_one_by_one() {
+        // Across several twists, from an odd word (after one `next_u32`) as from an even one.
+        for skip in [0, 1] {
+            let mut one_by_one = PyRandom::new(9);
+            let mut filled = PyRandom::new(9);
+            for _ in 0..skip {
+                one_by_one.next_u32();
+                filled.next_u32();
+            }
+            let expected: Vec<usize> = (0..1000).map(|_| one_by_one.choice(7)).collect();
+            let mut drawn = vec![0; 1000];
+            filled.fill_choices(7, &mut drawn);
+            assert_eq!(drawn, expected);
+            assert_eq!(filled.next_u32(), one_by_one.next_u32());
+        }
+    }
+
+    #[test]
+    fn one_distinct_value_resamples_to_its_own_mean() {
+        // As the draws would give it: the exactly rounded sum of n copies, over n.
+        let means = bootstrap_means(&[0.7; 30], 50, 1);
+        assert_eq!(means, vec![fsum([0.7; 30]) / 30.0; 50]);
+        assert_eq!(bootstrap_means(&[1.0; 3], 4, 0), vec![1.0; 4]);
+    }
 
     #[test]
     fn the_generator_draws_what_python_draws() {
