@@ -10,7 +10,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::format::escape::{serde, serde_or, Num, OptionalStr, Str};
 use crate::model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
-use crate::types::stats::StatsConfig;
+use crate::types::stats::latency::LatencyResult;
+use crate::types::stats::{StatsConfig, Verdict};
 use crate::types::status::Outcome;
 use crate::types::sum::finite;
 use crate::types::usage::TokenUsage;
@@ -188,7 +189,7 @@ pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
     };
     // Rows of a report kept run by run have none until it is rebuilt; serde leaves it out too.
     let metrics = match &row.latency {
-        Some(latency) => format!("{metrics},\"latency\":{}", serde(latency)?),
+        Some(latency) => format!("{metrics},\"latency\":{}", latency_json(latency)),
         None => metrics,
     };
     let counts = format!(
@@ -213,6 +214,45 @@ pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
         ),
         None => format!("{counts}null,\"gate\":{gate},\"metrics\":{metrics}}}"),
     })
+}
+
+/// A row's latency, as `serde_json::to_string(latency)` writes it, up to number spelling: every
+/// row has one, and serde's derived writer is the slowest part of a report's rows in a test
+/// binary built without optimizations.
+fn latency_json(latency: &LatencyResult) -> String {
+    let optional = |value: Option<f64>| {
+        value.map_or(Cow::Borrowed("null"), |v| Cow::Owned(Num(v).to_string()))
+    };
+    let rank =
+        |rank: Option<u64>| rank.map_or(Cow::Borrowed("null"), |r| Cow::Owned(r.to_string()));
+    let ci = match &latency.ci {
+        Some(ci) => format!(
+            "{{\"method\":{},\"level\":{},\"low\":{},\"high\":{},\"ranks\":[{},{}],\"coverage\":{}}}",
+            Str(&ci.method),
+            Num(ci.level),
+            optional(ci.low),
+            optional(ci.high),
+            rank(ci.ranks[0]),
+            rank(ci.ranks[1]),
+            Num(ci.coverage),
+        ),
+        None => "null".to_string(),
+    };
+    let verdict = match latency.verdict {
+        Some(Verdict::Pass) => "\"pass\"",
+        Some(Verdict::Fail) => "\"fail\"",
+        Some(Verdict::Undecided) => "\"undecided\"",
+        None => "null",
+    };
+    format!(
+        "{{\"quantile\":{},\"total\":{},\"excluded\":{},\"estimate\":{},\"ci\":{ci},\"min_runs\":{},\"max_latency\":{},\"verdict\":{verdict}}}",
+        Num(latency.quantile),
+        latency.total,
+        latency.excluded,
+        optional(latency.estimate),
+        latency.min_runs,
+        optional(latency.max_latency),
+    )
 }
 
 /// Totals, as `serde_json::to_string(totals)` writes them, up to number spelling.

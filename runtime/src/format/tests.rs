@@ -103,7 +103,16 @@ fn row_tails_and_totals_read_as_serde_writes_them() {
             level: None,
             prior: None,
         });
+        // A latency gate: the row's latency has a verdict and a limit.
+        infos[1].latency = Some(crate::types::stats::latency::LatencySpec {
+            max_latency: Some(0.5),
+            ..Default::default()
+        });
         let report = Report::build(infos, records, &stats);
+        assert!(report
+            .rows
+            .iter()
+            .any(|row| row.latency.as_ref().is_some_and(|l| l.verdict.is_some())));
         for row in &report.rows {
             let whole = serde_json::to_string(row).expect("serde writes it");
             let parts = row.info.row_prefix().expect("prefix") + &row_tail(row).expect("tail");
