@@ -169,13 +169,28 @@ fn metrics_are_exact_per_case_and_averaged_per_function() {
     assert!((metrics["pass^3"].as_f64().expect("pass^3") - 35.0 / 120.0).abs() < 1e-12);
     assert_eq!(metrics["pass@5"], 1.0);
     assert!(output.stdout.contains("probability: metrics"), "{output}");
+    // One line per metric in pytest-probability's layout, the function named on its first.
+    assert!(
+        output.stdout.contains(
+            "\n  undecided  pass^3  N=1 input   29.2%\n             pass@5  N=1 input  100.0%\n"
+        ),
+        "{output}"
+    );
     assert!(
         output
             .stdout
-            .contains("undecided (mean)  pass^3 0.29  pass@5 1.00"),
+            .contains("  pass^k: the chance that k runs of an input all pass (reliability)"),
         "{output}"
     );
     assert_eq!(report["aggregates"][0]["function"], "bench_undecided");
+    let pass3 = &report["aggregates"][0]["metrics"]["pass^3"];
+    assert_eq!(
+        (pass3["k"].as_u64(), pass3["inputs"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert!((pass3["estimate"].as_f64().expect("an estimate") - 35.0 / 120.0).abs() < 1e-12);
+    assert!(pass3["ci"].is_null(), "{pass3}");
+    assert_eq!(pass3["suppressed"], "fewer than 10 inputs");
 }
 
 #[test]

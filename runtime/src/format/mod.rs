@@ -5,7 +5,11 @@
 //! Layer: format. May import `crate::types` and `crate::model`; never `render`, `store` or
 //! `harness`.
 
+pub(crate) mod aggregate;
 pub(crate) mod escape;
+pub(crate) mod explained;
+#[cfg(test)]
+mod explanation_tests;
 pub(crate) mod peer;
 pub(crate) mod report;
 pub(crate) mod store_lines;

@@ -9,6 +9,9 @@ use std::io;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::format::escape::{serde, serde_or, Num, OptionalStr, Str};
+use crate::format::explained::{
+    explained_aggregates, explained_baseline, explained_list, Explanations, RowExplanations,
+};
 use crate::model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
 use crate::types::stats::latency::LatencyResult;
 use crate::types::stats::{StatsConfig, Verdict};
@@ -177,10 +180,12 @@ pub(crate) fn record_of(identity: &str, record: &Record) -> io::Result<String> {
     ))
 }
 
-/// What follows a row's case fields: `"passes":…}`, as serde_json writes the rest of the row.
-pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
+/// What follows a row's case fields: `"passes":…}`, as serde_json writes the rest of the row,
+/// with the row's, its gate's and its latency's `explanation` when `texts` has them.
+pub(crate) fn row_tail(row: &Row, texts: Option<&RowExplanations>) -> io::Result<String> {
     let usage = serde_or(&row.usage, row.usage.is_empty(), "{}")?;
     let gate = serde_or(&row.gate, row.gate.is_none(), "null")?;
+    let gate = explained(gate.into_owned(), texts.and_then(|t| t.gate.as_deref()));
     let metrics = serde_or(&row.metrics, row.metrics.is_empty(), "{}")?;
     // Only a row that stopped early has `stopped`, as serde leaves it out otherwise.
     let metrics = match &row.stopped {
@@ -189,7 +194,13 @@ pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
     };
     // Rows of a report kept run by run have none until it is rebuilt; serde leaves it out too.
     let metrics = match &row.latency {
-        Some(latency) => format!("{metrics},\"latency\":{}", latency_json(latency)),
+        Some(latency) => format!(
+            "{metrics},\"latency\":{}",
+            explained(
+                latency_json(latency),
+                texts.and_then(|t| t.latency.as_deref())
+            )
+        ),
         None => metrics,
     };
     let counts = format!(
@@ -203,7 +214,7 @@ pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
         row.status.name(),
         Num(row.cost),
     );
-    Ok(match &row.ci {
+    let tail = match &row.ci {
         Some(ci) => format!(
             "{counts}{{\"method\":\"{}\",\"level\":{},\"low\":{},\"high\":{}}},\"gate\":{gate},\
              \"metrics\":{metrics}}}",
@@ -213,7 +224,23 @@ pub(crate) fn row_tail(row: &Row) -> io::Result<String> {
             Num(ci.high),
         ),
         None => format!("{counts}null,\"gate\":{gate},\"metrics\":{metrics}}}"),
-    })
+    };
+    Ok(explained(tail, texts.map(|t| t.row.as_str())))
+}
+
+/// `object` (a JSON object's text) with an `explanation` field last, when there is a text.
+fn explained(object: String, text: Option<&str>) -> String {
+    let Some(text) = text else {
+        return object;
+    };
+    let mut object = object;
+    object.pop();
+    let separator = if object.trim_end().ends_with('{') {
+        ""
+    } else {
+        ","
+    };
+    format!("{object}{separator}\"explanation\":{}}}", Str(text))
 }
 
 /// A row's latency, as `serde_json::to_string(latency)` writes it, up to number spelling: every
@@ -292,6 +319,7 @@ pub(crate) fn head(
     exit_status: i32,
     totals: &Totals,
     aggregates: &[Aggregate],
+    texts: Option<&Explanations>,
     analysis: &str,
     warnings: &[String],
 ) -> io::Result<String> {
@@ -306,7 +334,10 @@ pub(crate) fn head(
         Cow::Owned(warnings.iter().cloned().chain(overflowed).collect())
     };
     let totals = self::totals(totals)?;
-    let aggregates = serde_or(aggregates, aggregates.is_empty(), "[]")?;
+    let aggregates = match texts {
+        Some(texts) => Cow::Owned(serde(&explained_aggregates(aggregates, texts))?),
+        None => serde_or(aggregates, aggregates.is_empty(), "[]")?,
+    };
     let warnings = serde_or(&warnings[..], warnings.is_empty(), "[]")?;
     Ok(format!(
         "\"runs\":{runs},\"exit_status\":{exit_status},\"totals\":{totals},\
@@ -318,7 +349,11 @@ pub(crate) fn head(
 /// "baseline":…`, for a
 /// report that was analysed; empty for one kept run by run, which has none yet. Either way
 /// `,"stopping":{…}` follows when `PROB_STOP` is set.
-pub(crate) fn analysis(report: &Report, analysed: bool) -> io::Result<String> {
+pub(crate) fn analysis(
+    report: &Report,
+    analysed: bool,
+    texts: Option<&Explanations>,
+) -> io::Result<String> {
     // What early stopping saved follows every result too, but needs no analysis.
     let stopping = match &report.stopping {
         Some(stopping) => format!(",\"stopping\":{}", serde(stopping)?),
@@ -327,10 +362,17 @@ pub(crate) fn analysis(report: &Report, analysed: bool) -> io::Result<String> {
     if !analysed {
         return Ok(stopping);
     }
+    let Some(texts) = texts else {
+        return Ok(format!(
+            ",\"comparisons\":{},\"baseline\":{}{stopping}",
+            serde(&report.comparisons)?,
+            serde(&report.baseline)?
+        ));
+    };
     Ok(format!(
         ",\"comparisons\":{},\"baseline\":{}{stopping}",
-        serde(&report.comparisons)?,
-        serde(&report.baseline)?
+        serde(&explained_list(&report.comparisons, &texts.comparisons))?,
+        serde(&explained_baseline(report.baseline.as_ref(), texts))?
     ))
 }
 
@@ -347,7 +389,15 @@ impl CaseInfo {
 impl Row {
     /// The rest of the row's JSON after [`CaseInfo::row_prefix`]: its counts and verdict.
     pub(crate) fn tail_json(&self) -> io::Result<String> {
-        row_tail(self)
+        row_tail(self, None)
+    }
+
+    /// [`Row::tail_json`] with the row's explanations.
+    pub(crate) fn tail_json_explained(
+        &self,
+        texts: Option<&RowExplanations>,
+    ) -> io::Result<String> {
+        row_tail(self, texts)
     }
 }
 
@@ -377,7 +427,12 @@ impl Report {
                 "written by a newer probtest (report schema {schema}; this version reads up to {SCHEMA_VERSION})"
             ));
         }
-        serde_json::from_value(value).map_err(|e| format!("not a complete probtest report ({e})"))
+        let mut report: Report = serde_json::from_value(value)
+            .map_err(|e| format!("not a complete probtest report ({e})"))?;
+        if schema <= 3 {
+            crate::format::aggregate::count_legacy_inputs(&mut report);
+        }
+        Ok(report)
     }
 }
 
@@ -393,7 +448,7 @@ mod header_tests {
         };
         let header = header("2024-01-02T03:04:05Z", "nextest \"a\"\\b", &stats).expect("header");
         assert!(header.ends_with(",\n"), "{header}");
-        let head = head(0, 0, &Totals::default(), &[], "", &[]).expect("head");
+        let head = head(0, 0, &Totals::default(), &[], None, "", &[]).expect("head");
         let text = format!("{header}{head},\"rows\":[],\"records\":[]}}");
         let value: serde_json::Value =
             serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON: {e}\n{text}"));

@@ -5,8 +5,8 @@ use crate::format::report::{self, head, row_tail, totals};
 use crate::format::store_lines::{case_line, process_line};
 use crate::model::tests::record as sample_record;
 use crate::model::tests::{build, info, record};
-use crate::model::Report;
 use crate::model::{CaseInfo, Record, Totals};
+use crate::model::{Report, SCHEMA_VERSION};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::{GateSpec, Method, Metric, Rule, StatsConfig};
 use crate::types::status::Outcome;
@@ -115,7 +115,8 @@ fn row_tails_and_totals_read_as_serde_writes_them() {
             .any(|row| row.latency.as_ref().is_some_and(|l| l.verdict.is_some())));
         for row in &report.rows {
             let whole = serde_json::to_string(row).expect("serde writes it");
-            let parts = row.info.row_prefix().expect("prefix") + &row_tail(row).expect("tail");
+            let parts =
+                row.info.row_prefix().expect("prefix") + &row_tail(row, None).expect("tail");
             assert_same_json(&parts, &whole);
         }
         let expected = serde_json::to_string(&report.totals).expect("serde writes it");
@@ -146,7 +147,7 @@ fn the_head_holds_the_reports_changing_fields() {
         (&report.aggregates[..], &report.warnings[..]),
         (&[][..], &[][..]),
     ] {
-        let head = head(10, 1, &report.totals, aggregates, "", warnings).expect("written");
+        let head = head(10, 1, &report.totals, aggregates, None, "", warnings).expect("written");
         let expected = serde_json::json!({
             "runs": 10,
             "exit_status": 1,
@@ -288,10 +289,12 @@ fn only_probtest_reports_of_a_known_schema_are_read() {
     let report = build(vec![record("classify::a", 1, Outcome::Pass, 0.0, vec![])]);
     let text = serde_json::to_string(&report).expect("serializes");
     assert_eq!(Report::from_json(&text), Ok(report));
-    let newer = text.replacen("\"schema\":3", "\"schema\":99", 1);
+    let newer = text.replacen(&format!("\"schema\":{SCHEMA_VERSION}"), "\"schema\":99", 1);
     assert_eq!(
         Report::from_json(&newer).unwrap_err(),
-        "written by a newer probtest (report schema 99; this version reads up to 3)"
+        format!(
+            "written by a newer probtest (report schema 99; this version reads up to {SCHEMA_VERSION})"
+        )
     );
     assert!(Report::from_json("{\"rows\": []}")
         .unwrap_err()
@@ -518,7 +521,7 @@ fn totals_that_overflowed_are_written_readable_and_warned_of() {
     );
     // A head kept in place, whose own warnings lack the overflow, still says it once.
     for kept in [&[][..], &report.warnings[..]] {
-        let head = head(3, 0, &report.totals, &[], "", kept).expect("written");
+        let head = head(3, 0, &report.totals, &[], None, "", kept).expect("written");
         let value: serde_json::Value = serde_json::from_str(&format!("{{{head}}}")).expect("JSON");
         assert_eq!(
             value["warnings"],

@@ -1,11 +1,13 @@
-//! Per-function means of the metrics: the one aggregation. `Report::build` computes them from
+//! Per-function means of the metrics, before the analysis: `Report::build` computes them from
 //! its rows; the live report keeps the same [`FunctionSums`] running as rows change, so that a
-//! mean changes in constant time.
+//! mean changes in constant time. The analysis (`analysis::estimates`) replaces them with the
+//! same means, their intervals and the session's.
 //!
 //! Layer: model.
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::analysis::MetricAggregate;
 use crate::model::report::{Aggregate, Row};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::StatsConfig;
@@ -95,20 +97,13 @@ pub(crate) fn means(functions: &[FunctionSums], config: &StatsConfig) -> Vec<Agg
                 function: sums.function.clone(),
                 module: sums.module.clone(),
                 metrics: OrderedMap::default(),
-                left_out: OrderedMap::default(),
             };
-            for (index, metric) in config.metrics.iter().enumerate() {
+            for (index, &metric) in config.metrics.iter().enumerate() {
                 let (sum, count) = (sums.sums[index], sums.counts[index]);
-                if count > 0 {
-                    aggregate
-                        .metrics
-                        .0
-                        .push((metric.name(), sum / count as f64));
-                }
-                aggregate
-                    .left_out
-                    .0
-                    .push((metric.name(), sums.cases - count));
+                aggregate.metrics.0.push((
+                    metric.name(),
+                    MetricAggregate::running(metric, count, sums.cases - count, sum, config),
+                ));
             }
             aggregate
         })

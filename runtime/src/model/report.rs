@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::aggregate::aggregates;
-use crate::model::analysis::{BaselineResult, Comparison, Estimate};
+use crate::model::analysis::{BaselineResult, Comparison, Estimate, MetricAggregate};
 use crate::model::case::{effective_gate, infeasible, CaseInfo};
 use crate::model::record::Record;
 use crate::model::stopping::{stopping, Stop, Stopping};
@@ -25,8 +25,10 @@ use crate::types::usage::UsageTotals;
 /// The version of the report layout; bumped on incompatible changes. 2: gate verdicts in lower
 /// case, an errored run's text in `error`, `cost: null` on a record that spent nothing. 3:
 /// `aggregates[]` as pytest-probability writes them (one per function and `Overall`, with the
-/// function-level estimate), `comparisons[]` and `baseline`.
-pub const SCHEMA_VERSION: u32 = 3;
+/// function-level estimate), `comparisons[]` and `baseline`. 4: each aggregate's `metrics` as
+/// pytest-probability writes them, an object per metric (`k`, `inputs`, `left_out`, `estimate`,
+/// `ci`, `normal_ci`, `suppressed`, `stopped`) in place of a bare mean and the `left_out` map.
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// A whole report: what the JSON file holds and what the summary shows.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -75,36 +77,26 @@ pub struct Report {
     pub records: Vec<Record>,
 }
 
-/// A function's (or the session's) figures over its cases: the metrics' means and, once the
-/// session is analysed, the function-level estimate. Fields are pytest-probability's
-/// `aggregates[]`; reports of schema 2 held the metric means alone, and still read.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// A function's (or the session's) figures over its cases: its metrics and, once the session is
+/// analysed, the function-level estimate. Fields are pytest-probability's `aggregates[]`;
+/// reports of schema 2 held the metric means alone, and those up to schema 3 a bare mean per
+/// metric: both still read (`format::report` reads every schema).
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Aggregate {
     /// `function`, or `overall` for the session's.
-    #[serde(default = "function_scope")]
     pub scope: String,
     /// The function's short name (the row id before `::`), or `Overall`.
-    #[serde(default)]
     pub name: String,
     /// The bench function.
-    #[serde(default)]
     pub function: String,
     /// Its module.
-    #[serde(default)]
     pub module: String,
-    /// Mean of each metric over the cases that have at least k runs.
-    #[serde(default)]
-    pub metrics: OrderedMap<f64>,
-    /// Per metric, the cases left out for having fewer than k runs.
-    #[serde(default)]
-    pub left_out: OrderedMap<u64>,
+    /// Each metric over the cases that have at least k runs: its mean, interval and the cases
+    /// left out.
+    pub metrics: OrderedMap<MetricAggregate>,
     /// The mean pass fraction over the cases, its interval and the runs' correlation.
     #[serde(flatten)]
     pub estimate: Option<Estimate>,
-}
-
-fn function_scope() -> String {
-    "function".to_string()
 }
 
 /// Counts, cost and usage over a set of runs.

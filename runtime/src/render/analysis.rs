@@ -37,12 +37,14 @@ pub(crate) fn change(c: f64) -> String {
     }
 }
 
-/// The aggregates the summary shows: those with an interval, with the session's left out when
-/// it would repeat the only function's line.
+/// The aggregates the summary shows: those with an interval, and those that would have one but
+/// for cases that stopped early (as a note), with the session's left out when it would repeat
+/// the only function's line.
 pub(crate) fn shown(report: &Report) -> Vec<(&Aggregate, &Estimate)> {
     if !report.stats_config.intervals {
         return Vec::new();
     }
+    let min_inputs = report.stats_config.min_inputs;
     let functions = report
         .aggregates
         .iter()
@@ -52,7 +54,10 @@ pub(crate) fn shown(report: &Report) -> Vec<(&Aggregate, &Estimate)> {
         .aggregates
         .iter()
         .filter(|a| !(a.scope == "overall" && functions == 1))
-        .filter_map(|a| Some((a, a.estimate.as_ref().filter(|e| e.ci.is_some())?)))
+        .filter_map(|a| {
+            let shown = |e: &&Estimate| e.ci.is_some() || (e.stopped > 0 && e.inputs >= min_inputs);
+            Some((a, a.estimate.as_ref().filter(shown)?))
+        })
         .collect()
 }
 
@@ -78,12 +83,16 @@ pub(crate) fn aggregate_lines(report: &Report, out: &mut String) {
     let width = |cells: &[String]| cells.iter().map(|c| c.chars().count()).max().unwrap_or(0);
     let names: Vec<String> = shown.iter().map(|(a, _)| a.name.clone()).collect();
     let sizes: Vec<String> = shown.iter().map(|(_, e)| size(e)).collect();
-    let estimates: Vec<String> = shown.iter().map(|(_, e)| pct1(e.estimate)).collect();
+    let estimates: Vec<String> = shown
+        .iter()
+        .map(|(_, e)| e.ci.as_ref().map_or(String::new(), |_| pct1(e.estimate)))
+        .collect();
     let bounds: Vec<(String, String)> = shown
         .iter()
         .map(|(_, e)| {
-            let ci = e.ci.as_ref().expect("shown aggregates have an interval");
-            (pct1(ci.low), pct1(ci.high))
+            e.ci.as_ref().map_or((String::new(), String::new()), |ci| {
+                (pct1(ci.low), pct1(ci.high))
+            })
         })
         .collect();
     let lows: Vec<String> = bounds.iter().map(|b| b.0.clone()).collect();
@@ -92,6 +101,16 @@ pub(crate) fn aggregate_lines(report: &Report, out: &mut String) {
     let (low_w, high_w) = (width(&lows), width(&highs));
     out.push('\n');
     for (index, (_, estimate)) in shown.iter().enumerate() {
+        if estimate.ci.is_none() {
+            let _ = writeln!(
+                out,
+                "  {}  {}  interval hidden: {}",
+                pad(&names[index], name_w),
+                pad(&sizes[index], size_w),
+                estimate.suppressed.as_deref().unwrap_or_default()
+            );
+            continue;
+        }
         let mut line = format!(
             "  {}  {}  {}  [{}, {}]",
             pad(&names[index], name_w),
@@ -136,30 +155,73 @@ fn pad_left(text: &str, width: usize) -> String {
 pub(crate) fn readings(report: &Report) -> Vec<String> {
     shown(report)
         .into_iter()
-        .map(|(aggregate, estimate)| aggregate_reading(aggregate, estimate))
+        .map(|(aggregate, estimate)| aggregate_reading(report, aggregate, estimate))
         .collect()
 }
 
-fn aggregate_reading(aggregate: &Aggregate, e: &Estimate) -> String {
+/// An aggregate in a paragraph: its average and, when it has one, its interval, ρ and what
+/// more runs or inputs would do; without one, why there is none and what would give it.
+pub(crate) fn aggregate_reading(report: &Report, aggregate: &Aggregate, e: &Estimate) -> String {
     let who = if aggregate.scope == "overall" {
         "Over the whole session".to_string()
     } else {
         format!("{}:", aggregate.name)
     };
-    let ci = e.ci.as_ref().expect("shown aggregates have an interval");
-    let mut text =
-        format!(
-        "{who} the average input passes {} of its runs ({} inputs, {} runs each{}). Resampling \
-         whole inputs {} times (seed {}) puts the average between {} and {} at {}% confidence, \
-         for inputs like these",
+    let runs = if e.runs.min == e.runs.max {
+        e.runs.min.to_string()
+    } else {
+        format!("{} to {}", e.runs.min, e.runs.max)
+    };
+    let on_average = if e.runs.min == e.runs.max {
+        ""
+    } else {
+        " on average"
+    };
+    let Some(ci) = e.ci.as_ref() else {
+        let config = &report.stats_config;
+        let mode = config.stop.name();
+        let mut text = format!(
+            "{who} the average input passes {} of its runs ({} inputs, {runs} runs \
+             each{on_average}).",
+            pct1(e.estimate),
+            e.inputs,
+        );
+        if e.stopped > 0 && e.inputs >= config.min_inputs {
+            let _ = write!(
+                text,
+                " No interval is shown: {} of its inputs stopped early once their gates' \
+                 verdicts were decided (PROB_STOP={mode}), and a case that stops as soon as its \
+                 verdict is settled has a fraction that leans toward it, so an average over \
+                 these inputs, and an interval around it, would mislead. The gates' verdicts \
+                 are not affected. Next step: to see the interval, run without \
+                 PROB_STOP={mode}.",
+                e.stopped,
+            );
+            return text;
+        }
+        if e.stopped > 0 {
+            let _ = write!(
+                text,
+                " {} among them stopped early (PROB_STOP={mode}), so that average can lean \
+                 toward their gates' verdicts.",
+                e.stopped
+            );
+        }
+        let _ = write!(
+            text,
+            " No interval is shown: with fewer than {0} inputs (PROB_MIN_INPUTS), an interval \
+             worked out from the inputs alone comes out too narrow. Next step: add inputs \
+             (more cases) to reach {0}.",
+            config.min_inputs
+        );
+        return text;
+    };
+    let mut text = format!(
+        "{who} the average input passes {} of its runs ({} inputs, {runs} runs \
+         each{on_average}). Resampling whole inputs {} times (seed {}) puts the average between \
+         {} and {} at {}% confidence, for inputs like these",
         pct1(e.estimate),
         e.inputs,
-        if e.runs.min == e.runs.max {
-            e.runs.min.to_string()
-        } else {
-            format!("{} to {}", e.runs.min, e.runs.max)
-        },
-        if e.runs.min == e.runs.max { "" } else { " on average" },
         e.resamples,
         e.seed,
         pct1(ci.low),

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::model::analysis::BaselineResult;
+use crate::model::analysis::{BaselineResult, Comparison};
 use crate::model::Report;
 use crate::render::compare::{comparison_lines, paint_verdict, reading};
 use crate::render::text::rule;
@@ -102,7 +102,24 @@ pub(crate) fn readings(report: &Report) -> Vec<String> {
     let Some(result) = &report.baseline else {
         return Vec::new();
     };
-    let mut out = vec![format!(
+    let mut out = vec![summary_reading(result)];
+    out.extend(
+        result
+            .comparisons
+            .iter()
+            .map(|c| comparison_reading(result, c)),
+    );
+    out
+}
+
+/// One function against the baseline, in a paragraph.
+pub(crate) fn comparison_reading(result: &BaselineResult, c: &Comparison) -> String {
+    reading(c, &format!("the baseline {}", result.path))
+}
+
+/// What was paired with the baseline, and what its comparisons can do to the session.
+pub(crate) fn summary_reading(result: &BaselineResult) -> String {
+    format!(
         "Against the earlier report {}: {} paired by id{}. Cases in only one report are listed, \
          never paired, so they cannot fail the comparison.{}",
         result.path,
@@ -123,12 +140,5 @@ pub(crate) fn readings(report: &Report) -> Vec<String> {
             ),
             None => " Without PROB_MARGIN this only reports.".to_string(),
         }
-    )];
-    out.extend(
-        result
-            .comparisons
-            .iter()
-            .map(|c| reading(c, &format!("the baseline {}", result.path))),
-    );
-    out
+    )
 }

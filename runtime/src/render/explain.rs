@@ -20,6 +20,7 @@ pub(crate) fn section(report: &Report, out: &mut String) {
         .collect();
     let mut analysis = crate::render::latency::readings(report);
     analysis.extend(crate::render::analysis::readings(report));
+    analysis.extend(crate::render::metrics::readings(report));
     analysis.extend(crate::render::compare::readings(report));
     analysis.extend(crate::render::baseline::readings(report));
     if rows.is_empty() && analysis.is_empty() {
@@ -56,8 +57,19 @@ fn percent(numerator: u64, denominator: u64) -> String {
     format!("{:.0}%", 100.0 * numerator as f64 / denominator as f64)
 }
 
-/// One case, in a paragraph.
+/// One case, in a paragraph: its runs and, when it has one, its gate's verdict.
 pub(crate) fn explain(row: &Row, config: &StatsConfig) -> String {
+    let mut text = row_reading(row);
+    if let Some(gate) = &row.gate {
+        text.push(' ');
+        text.push_str(&gate_reading(row, gate, config));
+    }
+    text
+}
+
+/// A case's runs and interval in words; for an ungated case that did not pass every run, the
+/// next step (a gated case's is its gate's, [`gate_reading`]).
+pub(crate) fn row_reading(row: &Row) -> String {
     let mut text = format!(
         "{}: {} of {} runs passed ({})",
         row.info.case,
@@ -87,7 +99,8 @@ pub(crate) fn explain(row: &Row, config: &StatsConfig) -> String {
         );
     }
     match &row.gate {
-        Some(gate) => explain_gate(row, gate, config, &mut text),
+        Some(_) => {}
+        None if row.fails + row.errors == 0 => {}
         None if row.fails > 0 && row.passes > 0 => text.push_str(
             " Next step: if the case is nondeterministic by nature, gate it with `min_rate` so that its rate, not each run, decides; otherwise read the failing runs' messages in the report.",
         ),
@@ -101,6 +114,13 @@ pub(crate) fn explain(row: &Row, config: &StatsConfig) -> String {
     text
 }
 
+/// A gate's verdict on a case's runs in words, with what would settle an undecided one.
+pub(crate) fn gate_reading(row: &Row, gate: &GateResult, config: &StatsConfig) -> String {
+    let mut text = String::new();
+    explain_gate(row, gate, config, &mut text);
+    text
+}
+
 fn explain_gate(row: &Row, gate: &GateResult, config: &StatsConfig, text: &mut String) {
     let sample = if gate.errors == ErrorPolicy::Exclude && row.errors > 0 {
         format!(
@@ -110,7 +130,7 @@ fn explain_gate(row: &Row, gate: &GateResult, config: &StatsConfig, text: &mut S
     } else {
         format!("{} of {} runs", gate.passes, gate.sample)
     };
-    let _ = write!(text, " Gate {} on {sample}: ", bar_text(gate.rule));
+    let _ = write!(text, "Gate {} on {sample}: ", bar_text(gate.rule));
     match (gate.verdict, gate.rule) {
         (Verdict::Pass, Rule::MinRate(bar)) => {
             let _ = write!(

@@ -13,6 +13,7 @@ pub(crate) mod compare;
 pub(crate) mod explain;
 pub mod history;
 pub(crate) mod latency;
+pub(crate) mod metrics;
 pub mod plan;
 pub(crate) mod stopping;
 pub(crate) mod summary;

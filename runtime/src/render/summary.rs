@@ -10,7 +10,6 @@ use crate::model::{Report, Row};
 use crate::render::text::{
     bar_text, bound_percent, model_name, money, paint, rule, shell_word, token_text,
 };
-use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::{ErrorPolicy, GateResult, Verdict};
 use crate::types::status::Status;
 
@@ -175,7 +174,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
     }
     gates_block(report, intervals.as_ref(), &mut out);
     crate::render::latency::gate_lines(report, &mut out);
-    metrics_block(report, &mut out);
+    crate::render::metrics::block(report, &mut out);
     crate::render::latency::block(report, &mut out);
     crate::render::compare::section(report, color, &mut out);
     crate::render::baseline::section(report, color, &mut out);
@@ -312,65 +311,6 @@ fn gates_block(report: &Report, intervals: Option<&IntervalColumn>, out: &mut St
         );
         if gate.errors == ErrorPolicy::Exclude && row.errors > 0 {
             let _ = write!(line, " ({} errored, excluded)", row.errors);
-        }
-        let _ = writeln!(out, "{line}");
-    }
-}
-
-/// The `probability: metrics` block: each case's metrics, then each function's mean.
-fn metrics_block(report: &Report, out: &mut String) {
-    let metrics = &report.stats_config.metrics;
-    if metrics.is_empty() {
-        return;
-    }
-    let _ = writeln!(out, "{}", rule("probability: metrics"));
-    let names: Vec<String> = metrics.iter().map(|m| m.name()).collect();
-    let cell = |values: &OrderedMap<f64>| -> String {
-        names
-            .iter()
-            .map(|name| match values.get(name) {
-                Some(value) => format!("{name} {value:.2}"),
-                None => format!("{name}    -"),
-            })
-            .collect::<Vec<_>>()
-            .join("  ")
-    };
-    let functions: Vec<&crate::model::Aggregate> = report
-        .aggregates
-        .iter()
-        .filter(|a| a.scope == "function")
-        .collect();
-    let labels: Vec<String> = functions
-        .iter()
-        .map(|a| {
-            format!(
-                "{} (mean)",
-                a.function.strip_prefix("bench_").unwrap_or(&a.function)
-            )
-        })
-        .collect();
-    let width = report
-        .rows
-        .iter()
-        .map(|r| r.info.case.chars().count())
-        .chain(labels.iter().map(|l| l.chars().count()))
-        .max()
-        .unwrap_or(0);
-    let pad = |label: &str| format!("{label}{}", " ".repeat(width - label.chars().count()));
-    for row in &report.rows {
-        let _ = writeln!(out, "  {}  {}", pad(&row.info.case), cell(&row.metrics));
-    }
-    for (aggregate, label) in functions.iter().zip(&labels) {
-        let mut line = format!("  {}  {}", pad(label), cell(&aggregate.metrics));
-        let left: Vec<String> = aggregate
-            .left_out
-            .0
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(name, n)| format!("{n} left out of {name}: fewer runs than k"))
-            .collect();
-        if !left.is_empty() {
-            let _ = write!(line, "  ({})", left.join("; "));
         }
         let _ = writeln!(out, "{line}");
     }
@@ -567,7 +507,8 @@ mod tests {
             errors: ErrorPolicy::Exclude,
             ..StatsConfig::default()
         };
-        let report = crate::model::Report::build(infos, records, &config);
+        let mut report = crate::model::Report::build(infos, records, &config);
+        report.analyze();
         assert_eq!(report.exit_status, 1);
         insta::assert_snapshot!(
             "gates_without_explain",

@@ -159,10 +159,11 @@ impl Report {
     /// Writes the report as pretty JSON: parent directories created, a temporary file renamed
     /// into place so that readers never see half a report; through a symlink to its target;
     /// straight into a character device or a FIFO. A directory, a socket or a block device at
-    /// `path` is an error naming it.
+    /// `path` is an error naming it. With `PROB_EXPLAIN` on, rows, gates, aggregates, metrics
+    /// and comparisons carry their `explanation`.
     pub fn write_atomically(&self, path: &Path) -> io::Result<()> {
-        let mut text = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
-        text.push('\n');
+        let explanations = crate::store::explained::explanations(self);
+        let text = crate::format::explained::pretty(self, explanations.as_ref())?;
         write_atomically(path, text.as_bytes())
     }
 }

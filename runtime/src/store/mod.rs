@@ -20,14 +20,15 @@
 //! and whose place from `target`; a process appends its lines through `log`; `live` keeps the
 //! session's JSON report current run by run; `atomic` writes whole files.
 //!
-//! Layer: store. May import `crate::types`, `crate::model` and `crate::format`; never `render`
-//! or `harness`.
+//! Layer: store. May import `crate::types`, `crate::model` and `crate::format`, and `render`
+//! only for the text a report carries (`explained`); never `harness`.
 
 use std::path::{Path, PathBuf};
 
 pub(crate) mod atomic;
 pub(crate) mod baseline;
 pub(crate) mod cache;
+mod explained;
 mod history;
 mod key;
 pub(crate) mod limits;

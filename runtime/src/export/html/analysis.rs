@@ -63,7 +63,7 @@ pub(crate) fn functions(report: &Report) -> Vec<FunctionView> {
                     .metrics
                     .0
                     .iter()
-                    .map(|(name, value)| format!("{name} {value:.2}"))
+                    .map(|(name, metric)| crate::render::metrics::cell(name, metric))
                     .collect::<Vec<_>>()
                     .join("; "),
                 note: estimate

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::analysis::metrics::{stopped_early, too_few, MetricAggregate};
 use crate::model::report::{Aggregate, Row};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::cluster::{harmonic_mean, icc, projected_width, width_factor};
@@ -88,7 +89,8 @@ pub struct Estimate {
     pub icc: Option<f64>,
     /// √((1 + (k − 1)ρ)/k) at the harmonic mean k of the run counts.
     pub width_factor: Option<f64>,
-    /// Cases stopped early (probtest never stops a case early: always 0).
+    /// Cases that stopped early (`PROB_STOP`): with any, there is no interval, since a case
+    /// that stops once its verdict is certain has a fraction that leans toward it.
     pub stopped: u64,
     /// The cases' recorded cost, which prices the projection: either option adds it again.
     #[serde(default)]
@@ -124,7 +126,7 @@ pub(crate) fn estimate(rows: &[&Row], config: &StatsConfig) -> Option<Estimate> 
     } else {
         (None, None)
     };
-    Some(Estimate {
+    let mut estimate = Estimate {
         inputs: values.len() as u64,
         runs: RunSpan {
             min: totals.iter().copied().min().unwrap_or(0),
@@ -138,7 +140,7 @@ pub(crate) fn estimate(rows: &[&Row], config: &StatsConfig) -> Option<Estimate> 
         seed: config.seed,
         resampling_unit: "input".to_string(),
         note: "inputs treated as a sample".to_string(),
-        suppressed: (!enough).then(|| format!("fewer than {} inputs", config.min_inputs)),
+        suppressed: (!enough).then(|| too_few(config.min_inputs)),
         icc: rho,
         width_factor: rho.map(|rho| width_factor(k, rho)),
         stopped: 0,
@@ -147,7 +149,19 @@ pub(crate) fn estimate(rows: &[&Row], config: &StatsConfig) -> Option<Estimate> 
             runs_x2: projected_width(k, rho, 2.0, 1.0) - 1.0,
             inputs_x2: projected_width(k, rho, 1.0, 2.0) - 1.0,
         }),
-    })
+    };
+    // As pytest-probability's `suppress_stopped`: the estimate and ρ stay, as data; an
+    // interval already suppressed keeps its reason.
+    let stopped = rows.iter().filter(|r| r.stopped.is_some()).count() as u64;
+    if stopped > 0 {
+        estimate.stopped = stopped;
+        if estimate.ci.is_some() {
+            estimate.ci = None;
+            estimate.normal_ci = None;
+            estimate.suppressed = Some(stopped_early(stopped));
+        }
+    }
+    Some(estimate)
 }
 
 /// The short name of the function a row id belongs to: the part before the first `::`.
@@ -167,52 +181,42 @@ pub(crate) fn by_function(rows: &[Row]) -> Vec<(&str, Vec<&Row>)> {
     groups.into_iter().collect()
 }
 
-/// The means of the metrics over `rows` that have them, and per metric the rows left out.
-fn metric_means(rows: &[&Row], config: &StatsConfig) -> (OrderedMap<f64>, OrderedMap<u64>) {
-    let mut means = OrderedMap::default();
-    let mut left_out = OrderedMap::default();
-    for metric in &config.metrics {
-        let name = metric.name();
-        let values: Vec<f64> = rows
+/// Each metric of `config` over `rows`: the cases with at least one run, sorted by case id as
+/// the estimate's are.
+fn metrics(rows: &[&Row], config: &StatsConfig) -> OrderedMap<MetricAggregate> {
+    let mut rows: Vec<&Row> = rows.iter().copied().filter(|r| r.total > 0).collect();
+    rows.sort_by(|a, b| a.info.case.cmp(&b.info.case));
+    OrderedMap(
+        config
+            .metrics
             .iter()
-            .filter_map(|r| r.metrics.get(&name).copied())
-            .collect();
-        if let Some(mean) = fmean(&values) {
-            means.0.push((name.clone(), mean));
-        }
-        left_out.0.push((name, (rows.len() - values.len()) as u64));
-    }
-    (means, left_out)
+            .map(|&metric| (metric.name(), MetricAggregate::of(&rows, metric, config)))
+            .collect(),
+    )
 }
 
 /// One aggregate per function, by short name, then the session's (`Overall`), each with its
-/// metric means and its estimate.
+/// metrics and its estimate.
 pub(crate) fn aggregates(rows: &[Row], config: &StatsConfig) -> Vec<Aggregate> {
     let mut out: Vec<Aggregate> = by_function(rows)
         .into_iter()
-        .map(|(name, group)| {
-            let (metrics, left_out) = metric_means(&group, config);
-            Aggregate {
-                scope: "function".to_string(),
-                name: name.to_string(),
-                function: group[0].info.function.clone(),
-                module: group[0].info.module.clone(),
-                metrics,
-                left_out,
-                estimate: estimate(&group, config),
-            }
+        .map(|(name, group)| Aggregate {
+            scope: "function".to_string(),
+            name: name.to_string(),
+            function: group[0].info.function.clone(),
+            module: group[0].info.module.clone(),
+            metrics: metrics(&group, config),
+            estimate: estimate(&group, config),
         })
         .collect();
     if !rows.is_empty() {
         let all: Vec<&Row> = rows.iter().collect();
-        let (metrics, left_out) = metric_means(&all, config);
         out.push(Aggregate {
             scope: "overall".to_string(),
             name: "Overall".to_string(),
             function: String::new(),
             module: String::new(),
-            metrics,
-            left_out,
+            metrics: metrics(&all, config),
             estimate: estimate(&all, config),
         });
     }

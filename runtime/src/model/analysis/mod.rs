@@ -10,12 +10,16 @@
 pub(crate) mod baseline;
 pub(crate) mod compare;
 pub(crate) mod estimates;
+pub(crate) mod metrics;
+#[cfg(test)]
+mod metrics_tests;
 #[cfg(test)]
 pub(crate) mod tests;
 
 pub use baseline::{Baseline, BaselineResult};
 pub use compare::{margin_verdict, Comparison, Counts, PairedInput};
 pub use estimates::{Bounds, Estimate, Projection, RunSpan};
+pub use metrics::MetricAggregate;
 
 use crate::model::report::{Report, Row};
 use crate::types::stats::{ErrorPolicy, StatsConfig, Undecided, Verdict};

@@ -294,6 +294,7 @@ impl ReportFile {
             i32::from(index.failing_rows > 0 || index.unrecorded > 0),
             &index.totals,
             &index.aggregates(&self.stats),
+            None,
             "",
             &index.warnings,
         )?;

@@ -60,12 +60,21 @@ impl ReportFile {
         note_store(&mut report, data.warnings, data.unrecorded);
 
         let mut text = crate::format::report::header(&created, self.session.key(), &self.stats)?;
+        // A final report is analysed: it carries the analysis' explanations too.
+        let explained = (patchable == Patchable::Final)
+            .then(|| crate::store::explained::explanations(&report))
+            .flatten();
         let head = crate::format::report::head(
             report.runs,
             report.exit_status,
             &report.totals,
             &report.aggregates,
-            &crate::format::report::analysis(&report, patchable == Patchable::Final)?,
+            explained.as_ref(),
+            &crate::format::report::analysis(
+                &report,
+                patchable == Patchable::Final,
+                explained.as_ref(),
+            )?,
             &report.warnings,
         )?;
         let head_slot = Slot {
@@ -79,7 +88,8 @@ impl ReportFile {
         for (position, row) in report.rows.iter().enumerate() {
             text.push_str(if position == 0 { "\n" } else { ",\n" });
             let prefix = row.info.row_prefix()?;
-            let tail = row.tail_json()?;
+            let texts = explained.as_ref().and_then(|e| e.rows.get(position));
+            let tail = row.tail_json_explained(texts)?;
             let capacity = row_capacity((prefix.len() + tail.len()) as u64);
             let offset = text.len() as u64;
             let prefix_len = prefix.len() as u64;

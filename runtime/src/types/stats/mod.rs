@@ -256,6 +256,13 @@ impl Metric {
         }
     }
 
+    /// Its k: the runs of one input it looks at.
+    pub fn k(self) -> u64 {
+        match self {
+            Metric::PassAll(k) | Metric::PassAny(k) => k,
+        }
+    }
+
     /// The metric of `passes` in `runs`, `None` when there are fewer than k runs.
     pub fn value(self, passes: u64, runs: u64) -> Option<f64> {
         match self {
@@ -518,6 +525,10 @@ pub fn pass_all(passes: u64, runs: u64, k: u64) -> Option<f64> {
     if k == 0 || runs < k {
         return None;
     }
+    let passes = passes.min(runs);
+    if let Some(value) = exact_ratio(comb(passes, k), comb(runs, k)) {
+        return Some(value);
+    }
     // C(c,k)/C(n,k) = prod_{i<k} (c-i)/(n-i): each factor is exact, the product has no
     // intermediate overflow.
     let mut value = 1.0;
@@ -533,7 +544,38 @@ pub fn pass_all(passes: u64, runs: u64, k: u64) -> Option<f64> {
 /// The unbiased estimate of pass@k, the chance that at least one of k runs passes:
 /// 1 - C(n-c, k) / C(n, k). `None` when n < k.
 pub fn pass_any(passes: u64, runs: u64, k: u64) -> Option<f64> {
+    if k == 0 || runs < k {
+        return None;
+    }
+    let total = comb(runs, k);
+    let none_pass = comb(runs - passes.min(runs), k);
+    if let Some(value) = exact_ratio(total.zip(none_pass).map(|(t, n)| t - n), total) {
+        return Some(value);
+    }
     pass_all(runs - passes.min(runs), runs, k).map(|none_pass| 1.0 - none_pass)
+}
+
+/// C(n, k) in whole numbers; `None` past `u128`.
+fn comb(n: u64, k: u64) -> Option<u128> {
+    if k > n {
+        return Some(0);
+    }
+    let k = k.min(n - k);
+    let mut value: u128 = 1;
+    for i in 0..k {
+        // C(n, i + 1) = C(n, i) · (n − i) / (i + 1), a whole number at every step.
+        value = value.checked_mul(u128::from(n - i))? / u128::from(i + 1);
+    }
+    Some(value)
+}
+
+/// `numerator / denominator` correctly rounded, as pytest-probability divides its whole
+/// numbers, when both are exact as `f64` (at most 2^53); `None` otherwise.
+fn exact_ratio(numerator: Option<u128>, denominator: Option<u128>) -> Option<f64> {
+    const EXACT: u128 = 1 << 53;
+    let (numerator, denominator) = (numerator?, denominator?);
+    (numerator <= EXACT && denominator <= EXACT && denominator > 0)
+        .then(|| numerator as f64 / denominator as f64)
 }
 
 #[cfg(test)]

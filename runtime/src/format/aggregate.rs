@@ -1,0 +1,154 @@
+//! Reading `aggregates[]` of every schema: schema 4's metric objects as they are; before it a
+//! bare mean per metric and a separate `left_out` map, folded into one object per metric with
+//! that mean and no interval.
+//!
+//! Layer: format. Imports `crate::types` and `crate::model` only.
+
+use serde::{Deserialize, Deserializer};
+
+use crate::model::analysis::{Estimate, MetricAggregate};
+use crate::model::{Aggregate, Report};
+use crate::types::ordered_map::OrderedMap;
+use crate::types::stats::Metric;
+
+/// A metric as reports of any schema hold it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum MetricShape {
+    /// Schema 4 on, and pytest-probability's.
+    Object(MetricAggregate),
+    /// Up to schema 3: the mean alone.
+    Bare(f64),
+}
+
+#[derive(Deserialize)]
+struct AggregateShape {
+    #[serde(default = "function_scope")]
+    scope: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    function: String,
+    #[serde(default)]
+    module: String,
+    #[serde(default)]
+    metrics: OrderedMap<MetricShape>,
+    /// Up to schema 3: per metric, the cases with fewer than k runs.
+    #[serde(default)]
+    left_out: OrderedMap<u64>,
+    #[serde(flatten)]
+    estimate: Option<Estimate>,
+}
+
+fn function_scope() -> String {
+    "function".to_string()
+}
+
+impl<'de> Deserialize<'de> for Aggregate {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let shape = AggregateShape::deserialize(deserializer)?;
+        let left_out = shape.left_out;
+        let metrics = shape
+            .metrics
+            .0
+            .into_iter()
+            .map(|(name, metric)| {
+                let metric = match metric {
+                    MetricShape::Object(metric) => metric,
+                    MetricShape::Bare(mean) => MetricAggregate {
+                        // A key this version cannot parse still reads, with k unknown.
+                        k: Metric::parse(&name).map_or(0, Metric::k),
+                        // Counted from the report's rows once it is read whole.
+                        inputs: 0,
+                        left_out: left_out.get(&name).copied().unwrap_or(0),
+                        estimate: Some(mean),
+                        ci: None,
+                        normal_ci: None,
+                        suppressed: None,
+                        stopped: 0,
+                    },
+                };
+                (name, metric)
+            })
+            .collect();
+        Ok(Aggregate {
+            scope: shape.scope,
+            name: shape.name,
+            function: shape.function,
+            module: shape.module,
+            metrics: OrderedMap(metrics),
+            estimate: shape.estimate,
+        })
+    }
+}
+
+/// Fills in what a report of schema 3 or before did not write of its metrics: each metric's
+/// inputs, the aggregate's cases (its estimate's, else its rows with runs) less those left out.
+pub(crate) fn count_legacy_inputs(report: &mut Report) {
+    let rows = &report.rows;
+    for aggregate in &mut report.aggregates {
+        let cases = match &aggregate.estimate {
+            Some(estimate) => estimate.inputs,
+            None => rows
+                .iter()
+                .filter(|row| row.total > 0)
+                .filter(|row| {
+                    aggregate.scope == "overall"
+                        || (row.info.function == aggregate.function
+                            && row.info.module == aggregate.module)
+                })
+                .count() as u64,
+        };
+        for (_, metric) in &mut aggregate.metrics.0 {
+            if metric.estimate.is_some() && metric.inputs == 0 {
+                metric.inputs = cases.saturating_sub(metric.left_out);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::tests::{info, record};
+    use crate::model::Report;
+    use crate::types::stats::{Metric, StatsConfig};
+    use crate::types::status::Outcome;
+
+    /// A report of schema 3: a bare mean per metric, the cases left out in a map of their own.
+    fn schema_3() -> String {
+        let mut records: Vec<_> = (1..=4)
+            .map(|run| record("qa::a", run, Outcome::Pass, 0.0, vec![]))
+            .collect();
+        records.extend((1..=2).map(|run| record("qa::b", run, Outcome::Pass, 0.0, vec![])));
+        let infos: Vec<_> = records.iter().map(|r| info(&r.case)).collect();
+        let config = StatsConfig {
+            metrics: vec![Metric::PassAll(3)],
+            ..StatsConfig::default()
+        };
+        let mut report = Report::build(infos, records, &config);
+        report.analyze();
+        let mut value = serde_json::to_value(&report).expect("serde writes it");
+        value["schema"] = 3.into();
+        for aggregate in value["aggregates"].as_array_mut().expect("aggregates") {
+            aggregate["metrics"] = serde_json::json!({"pass^3": 1.0});
+            aggregate["left_out"] = serde_json::json!({"pass^3": 1});
+        }
+        value.to_string()
+    }
+
+    #[test]
+    fn a_bare_mean_reads_as_a_metric_without_an_interval() {
+        let report = Report::from_json(&schema_3()).expect("a schema 3 report reads");
+        for aggregate in &report.aggregates {
+            let metric = aggregate.metrics.get("pass^3").expect("pass^3");
+            // Two cases, one of them left out: one input.
+            assert_eq!(
+                (metric.k, metric.inputs, metric.left_out, metric.estimate),
+                (3, 1, 1, Some(1.0)),
+                "{}",
+                aggregate.name
+            );
+            assert_eq!((&metric.ci, &metric.suppressed), (&None, &None));
+        }
+    }
+}
