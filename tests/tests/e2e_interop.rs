@@ -164,14 +164,19 @@ fn the_peer_pairs_a_probtest_report_as_its_baseline() {
     let Some(python) = support::peer_python() else {
         return;
     };
+    // With metrics and explanations, so that the peer reads every shape schema 4 adds.
     let output = fixture()
         .cargo_test(&["--test", "demo"])
         .env("PROB_JSON", "ours.json")
+        .env("PROB_METRIC", "pass^2")
+        .env("PROB_EXPLAIN", "1")
         .run();
     assert_eq!(output.code, Some(101), "two cases fail{output}");
     let ours = fixture().path("ours.json");
     let report = support::read_json(&ours);
-    assert_eq!(report["schema"], 3);
+    assert_eq!(report["schema"], 4);
+    assert_eq!(report["aggregates"][0]["metrics"]["pass^2"]["k"], 2);
+    assert!(report["rows"][0]["explanation"].is_string(), "{report}");
     let baseline = format!("--prob-baseline={}", ours.display());
     let (code, stdout, stderr) = pytest(python, &[&baseline]);
     // 1: runs failed in this session; 4 would be a baseline the peer refused to read.

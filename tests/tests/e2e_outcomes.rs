@@ -361,7 +361,7 @@ fn a_nested_relative_report_path_is_created_under_the_fixtures_root() {
 #[test]
 fn report_has_every_documented_field() {
     let report = report();
-    assert_eq!(report["schema"], 3);
+    assert_eq!(report["schema"], 4);
     let created = report["created"].as_str().expect("created");
     let shape: String = created
         .chars()
