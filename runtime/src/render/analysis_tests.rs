@@ -34,3 +34,26 @@ fn comparison_lines_are_the_peers() {
     assert_eq!(lines[3], "      2  7/10 vs 5/10  +20 pp [−20, +53]  p=0.65");
     assert_eq!(lines.len(), 5);
 }
+
+#[test]
+fn a_function_over_cases_that_stopped_early_is_a_note_and_its_reading_says_why() {
+    let mut report = qa();
+    for row in report.rows.iter_mut().take(2) {
+        row.stopped = Some(crate::model::stopping::Stop::default());
+    }
+    report.stats_config.stop = crate::types::stats::stopping::StopMode::Curtail;
+    report.analyze();
+    let text = crate::render::summary(&report, &crate::render::Options::default());
+    // pytest-probability's _aggregate_lines for an aggregate whose interval suppress_stopped
+    // took away.
+    assert!(
+        text.contains("\n  qa  N=24 inputs × k=10  interval hidden: 2 cases stopped early\n"),
+        "{text}"
+    );
+    let (aggregate, estimate) = crate::render::analysis::shown(&report)[0];
+    let reading = crate::render::analysis::aggregate_reading(&report, aggregate, estimate);
+    assert!(
+        reading.contains("No interval is shown: 2 of its inputs stopped early"),
+        "{reading}"
+    );
+}
