@@ -342,6 +342,11 @@ pub(crate) fn finished(
         if let Some(position) = process.in_flight.iter().position(|f| f.ticket == ticket) {
             process.in_flight.swap_remove(position);
         }
+        if process.records.capacity() == 0 {
+            // Room for every run of the binary's cases at once: a growing vector of records
+            // would copy them all each time it doubles.
+            process.records.reserve(registry::run_count());
+        }
         process.records.push(record);
     }
     if let Some(writer) = writer {
@@ -470,6 +475,14 @@ fn as_session(
     }
 }
 
+/// A process's runs as the session report's fold takes them: none still open.
+fn own_runs(whole: SessionData) -> SessionData {
+    SessionData {
+        open: vec![None; whole.records.len()],
+        ..whole
+    }
+}
+
 impl InFlight {
     /// The record of this run as an error: its process is exiting, or the run is not over.
     fn died(&self, attempt: u32) -> Record {
@@ -565,13 +578,17 @@ fn finish_process() {
     // holds when the session is its alone (its runs in flight are errors now, with no place to
     // keep: nothing will finish them).
     let whole = as_session(settings, cases, records, Vec::new(), unrecorded);
-    let folded = writer.filter(|writer| writer.keeps_report()).map(|writer| {
-        writer.fold(|| SessionData {
-            open: vec![None; whole.records.len()],
-            ..whole.clone()
-        })
-    });
-    let report = whole.into_report();
+    let folded = writer
+        .filter(|writer| writer.keeps_report())
+        .map(|writer| writer.fold(|| own_runs(whole.clone())));
+    // A fold from this process's own runs built the report its summary shows; else (other
+    // processes in the session, a fold that failed, or none) it is built from them here.
+    let (folded, built) = match folded {
+        Some(Ok(built)) => (Some(Ok(())), built),
+        Some(Err(error)) => (Some(Err(error)), None),
+        None => (None, None),
+    };
+    let report = built.unwrap_or_else(|| whole.into_report());
     let mut report_line = None;
     if let Some(path) = &settings.json {
         let written = match folded {

@@ -428,10 +428,15 @@ impl Active {
         };
         let (waited, waited_for) = {
             let waits = self.state.waits.lock().unwrap_or_else(|p| p.into_inner());
-            (
-                waits.total(Instant::now()),
-                waits.longest().map(str::to_string),
-            )
+            // Most runs take no limit: nothing to add up.
+            if waits.since.is_none() && waits.by_key.is_empty() {
+                (std::time::Duration::ZERO, None)
+            } else {
+                (
+                    waits.total(Instant::now()),
+                    waits.longest().map(str::to_string),
+                )
+            }
         };
         let problem = recorder::finished(
             self.ticket,

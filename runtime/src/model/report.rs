@@ -363,6 +363,55 @@ fn pass_rate(passes: u64, total: u64) -> f64 {
     }
 }
 
+/// The positions of `records` sorted by case, run and attempt. The sort compares numbers: each
+/// record's case is numbered first, by the case's place among the distinct keys, and the last
+/// few cases seen are remembered (a process's records come in runs of the few cases its test
+/// threads were running), so the strings are compared a few times per case rather than at
+/// every step of the sort, which in a test binary built without optimizations is most of what
+/// building a report at exit costs.
+fn record_order<T>(records: &[(Record, T)]) -> Vec<usize> {
+    use crate::types::key::CaseKey;
+    const RECENT: usize = 8;
+    let mut recent: Vec<(CaseKey<&str>, usize)> = Vec::with_capacity(RECENT);
+    let mut keys: Vec<CaseKey<&str>> = Vec::new();
+    for (record, _) in records {
+        let key = record.key();
+        if !recent.iter().any(|(known, _)| *known == key) {
+            if recent.len() == RECENT {
+                recent.remove(0);
+            }
+            recent.push((key, 0));
+            keys.push(key);
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    recent.clear();
+    let numbered: Vec<(usize, u32, u32)> = records
+        .iter()
+        .map(|(record, _)| {
+            let key = record.key();
+            let number = match recent.iter().find(|(known, _)| *known == key) {
+                Some((_, number)) => *number,
+                None => {
+                    let number = keys
+                        .binary_search(&key)
+                        .expect("every record's key is among the distinct keys");
+                    if recent.len() == RECENT {
+                        recent.remove(0);
+                    }
+                    recent.push((key, number));
+                    number
+                }
+            };
+            (number, record.run, record.attempt)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_by_key(|&index| numbered[index]);
+    order
+}
+
 impl Report {
     /// Builds rows and totals from records. `cases` describes the cases the records belong to;
     /// a case without records gets no row, and a record of a case missing from `cases` still
@@ -390,11 +439,7 @@ impl Report {
         cases.reverse();
         cases.sort_by(|a, b| a.key().cmp(&b.key()));
         cases.dedup_by(|later, first| later.key() == first.key());
-        let mut order: Vec<usize> = (0..records.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (a, b) = (&records[a].0, &records[b].0);
-            (a.key(), a.run, a.attempt).cmp(&(b.key(), b.run, b.attempt))
-        });
+        let order = record_order(&records);
         // Each record's row, and each row's records (in run order) as a range of `order`.
         let mut row_of = vec![0; records.len()];
         let mut rows: Vec<(Row, std::ops::Range<usize>)> = Vec::new();

@@ -518,6 +518,16 @@ pub(crate) fn case_count() -> usize {
     BENCHES.iter().map(|bench| bench.cases.len()).sum()
 }
 
+/// How many runs this binary's cases have in all, up to 65,536: what a process may record.
+/// Capped, since a filter usually selects a few of them, and `PROB_RUNS` can be large.
+pub(crate) fn run_count() -> usize {
+    BENCHES
+        .iter()
+        .map(|bench| bench.cases.len() * bench.runs() as usize)
+        .sum::<usize>()
+        .min(1 << 16)
+}
+
 fn states() -> &'static CaseStates {
     static STATES: OnceLock<CaseStates> = OnceLock::new();
     STATES.get_or_init(|| {

@@ -57,7 +57,7 @@ pub(crate) mod state;
 #[cfg(test)]
 mod tests;
 
-use crate::model::{CaseInfo, Record};
+use crate::model::{CaseInfo, Record, Report};
 use crate::store::atomic::{resolve_target, Target};
 use crate::store::live::file_io::hex_hash;
 use crate::store::live::incremental::Incremental;
@@ -265,23 +265,25 @@ impl ReportFile {
     /// lock held: everything the session recorded, when the caller holds all of it (then the
     /// store is not read); else from the store. For a process that folds its runs in batches:
     /// the report is left without what patching it in place needs (see `Patchable`).
-    /// The `last` fold of a process adds the session's analysis.
+    /// The `last` fold of a process adds the session's analysis. Gives back the report when it
+    /// was built from what `whole` gave (the caller's own runs are the session's).
     pub(crate) fn rebuild_with(
         &self,
         whole: impl FnOnce() -> Option<SessionData>,
         last: bool,
-    ) -> io::Result<()> {
+    ) -> io::Result<Option<Report>> {
         self.locked(|handles, _| {
-            let data = match whole() {
-                Some(data) => data,
-                None => self.session.load()?,
+            let (data, own) = match whole() {
+                Some(data) => (data, true),
+                None => (self.session.load()?, false),
             };
             let patchable = if last {
                 Patchable::Final
             } else {
                 Patchable::No
             };
-            self.rebuild_locked_from(handles, data, patchable)
+            let report = self.rebuild_locked_from(handles, data, patchable)?;
+            Ok(own.then_some(report))
         })
     }
 

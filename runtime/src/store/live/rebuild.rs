@@ -27,16 +27,17 @@ impl ReportFile {
     pub(super) fn rebuild_locked(&self, handles: &mut Handles) -> io::Result<()> {
         let data = self.session.load()?;
         self.rebuild_locked_from(handles, data, Patchable::Yes)
+            .map(drop)
     }
 
     /// Rebuilds the report from `data`, everything the session recorded, with the session's
-    /// lock held.
+    /// lock held; gives back the report it wrote.
     pub(super) fn rebuild_locked_from(
         &self,
         handles: &mut Handles,
         data: SessionData,
         patchable: Patchable,
-    ) -> io::Result<()> {
+    ) -> io::Result<Report> {
         let old: Option<Index> = fs::read(self.dir().join("index"))
             .ok()
             .and_then(|bytes| Index::decode_any(&bytes));
@@ -172,7 +173,7 @@ impl ReportFile {
             unrecorded: data_unrecorded,
             functions: FunctionSums::of_rows(&report.rows, &self.stats),
             warnings: report.warnings.clone(),
-            totals: report.totals,
+            totals: report.totals.clone(),
         };
         fs::write(self.dir().join("index"), index.encode()?)?;
         handles.index = None;
@@ -191,7 +192,7 @@ impl ReportFile {
                 }
             }
         }
-        Ok(())
+        Ok(report)
     }
 }
 

@@ -20,7 +20,7 @@ use std::sync::{Mutex, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
 use crate::model::record::died_record;
-use crate::model::{CaseInfo, Record};
+use crate::model::{CaseInfo, Record, Report};
 use crate::store::live::{Change, ReportFile};
 use crate::store::log::ProcessFile;
 use crate::store::session_dir::{Session, SessionData};
@@ -368,22 +368,28 @@ impl SessionWriter {
         let folded = self.fold_as(memory, false);
         folding.took = began.elapsed();
         folding.last = Some(Instant::now());
-        folded
+        folded.map(drop)
     }
 
     /// Rebuilds the session report, in source order, as the process's last fold (at exit). From `memory`,
     /// what this process holds of the session, when the log holds nothing else; else from the
     /// log. The log is looked at under the report's lock, so that a process folding after this
     /// one sees every line this one did not.
-    pub(crate) fn fold(&self, memory: impl FnOnce() -> SessionData) -> io::Result<()> {
+    pub(crate) fn fold(&self, memory: impl FnOnce() -> SessionData) -> io::Result<Option<Report>> {
         self.fold_as(memory, true)
     }
 
-    /// A fold in a batch (`last` false) or the process's last, which adds the analysis.
-    fn fold_as(&self, memory: impl FnOnce() -> SessionData, last: bool) -> io::Result<()> {
+    /// A fold in a batch (`last` false) or the process's last, which adds the analysis. Gives
+    /// back the report when it was built from `memory`, so that the process's summary, which
+    /// would build the same report, takes it instead.
+    fn fold_as(
+        &self,
+        memory: impl FnOnce() -> SessionData,
+        last: bool,
+    ) -> io::Result<Option<Report>> {
         match &self.report {
             Some(report) => report.rebuild_with(|| self.alone_in_session().then(memory), last),
-            None => Ok(()),
+            None => Ok(None),
         }
     }
 
