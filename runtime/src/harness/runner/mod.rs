@@ -3,21 +3,22 @@
 //! the hot path.
 
 use std::any::Any;
-use std::cell::{Cell, RefCell};
-use std::future::Future;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, Once};
-use std::task::{Context, Poll};
+use std::panic::{catch_unwind, resume_unwind};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::harness::recorder::{self, Ending};
-use crate::harness::recording::RecordError;
 use crate::harness::registry::{self, Case};
 use crate::harness::settings;
 use crate::types::stats::ErrorPolicy;
 use crate::types::status::Outcome;
-use crate::types::usage::TokenUsage;
+
+mod future;
+mod state;
+
+pub use future::run_async;
+pub(crate) use state::{current, mark_assertion, panic_message, RunState};
+use state::{first_line, install_panic_hook, is_std_assertion, with_current, PanicNote};
 
 /// What a bench function may return: `()` or `Result<(), E: Debug>`.
 #[doc(hidden)]
@@ -40,165 +41,6 @@ impl<E: std::fmt::Debug> BenchReturn for Result<(), E> {
     fn into_result(self) -> Result<(), String> {
         self.map_err(|error| format!("{error:?}"))
     }
-}
-
-/// The state of one run in progress, shared with handles given to spawned threads.
-#[derive(Default)]
-pub(crate) struct RunState {
-    data: Mutex<RunData>,
-    /// What the run waited for limits (`harness::limits`); apart from `data`, which the panic
-    /// hook locks, since a timeout's watcher reads it while the body runs.
-    pub(crate) waits: Mutex<crate::harness::limits::Waits>,
-    /// The run's case and number, for the cassette (`harness::cache`).
-    pub(crate) origin: Option<(&'static Case, u32)>,
-}
-
-#[derive(Default)]
-struct RunData {
-    finished: bool,
-    usage: Vec<TokenUsage>,
-    cost: f64,
-    /// The cost replayed from the cassette (`harness::cache`), part of `cost` and `usage`'s;
-    /// `Some` once anything was replayed.
-    replayed: Option<f64>,
-    panic: Option<PanicNote>,
-}
-
-/// What the panic hook saw of the panic that ended a run.
-struct PanicNote {
-    message: String,
-    location: Option<String>,
-    assertion: bool,
-    /// The user's frames, with `PROB_BACKTRACE` (`harness::frames`).
-    frames: Option<String>,
-}
-
-impl RunState {
-    fn lock(&self) -> MutexGuard<'_, RunData> {
-        self.data
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-    }
-
-    pub(crate) fn add_usage(&self, usage: TokenUsage) -> Result<(), RecordError> {
-        let mut data = self.lock();
-        if data.finished {
-            return Err(RecordError::RunFinished);
-        }
-        crate::harness::cache::note_usage(&usage);
-        data.usage.push(usage);
-        Ok(())
-    }
-
-    /// Adds usage and cost replayed from the cassette, noted as replayed.
-    pub(crate) fn add_replayed(
-        &self,
-        usage: Vec<TokenUsage>,
-        cost: f64,
-    ) -> Result<(), RecordError> {
-        let mut data = self.lock();
-        if data.finished {
-            return Err(RecordError::RunFinished);
-        }
-        let replayed = usage.iter().fold(cost, |sum, entry| sum + entry.cost);
-        data.usage.extend(usage);
-        data.cost = crate::types::sum::saturating_add(data.cost, cost);
-        let total = data.replayed.unwrap_or(0.0);
-        data.replayed = Some(crate::types::sum::saturating_add(total, replayed));
-        Ok(())
-    }
-
-    pub(crate) fn add_cost(&self, amount: f64) -> Result<(), RecordError> {
-        let mut data = self.lock();
-        if data.finished {
-            return Err(RecordError::RunFinished);
-        }
-        crate::harness::cache::note_cost(amount);
-        data.cost = crate::types::sum::saturating_add(data.cost, amount);
-        Ok(())
-    }
-}
-
-thread_local! {
-    static CURRENT: RefCell<Option<Arc<RunState>>> = const { RefCell::new(None) };
-    /// Set by probtest's assertion macros just before they panic.
-    static ASSERTING: Cell<bool> = const { Cell::new(false) };
-}
-
-pub(crate) fn current() -> Option<Arc<RunState>> {
-    CURRENT
-        .try_with(|current| current.borrow().clone())
-        .ok()
-        .flatten()
-}
-
-/// Makes `state` the current run of this thread while `f` runs.
-fn with_current<T>(state: &Arc<RunState>, f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<Arc<RunState>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            let _ = CURRENT.try_with(|current| *current.borrow_mut() = previous);
-        }
-    }
-    let _ = ASSERTING.try_with(|flag| flag.set(false));
-    let previous = CURRENT.with(|current| current.borrow_mut().replace(state.clone()));
-    let _restore = Restore(previous);
-    f()
-}
-
-/// Marks the panic about to happen on this thread as a failed assertion.
-pub(crate) fn mark_assertion() {
-    let _ = ASSERTING.try_with(|flag| flag.set(true));
-}
-
-/// Installs the panic hook that notes each run's panic message and location, then defers to
-/// the hook that was there before (so libtest still prints the panic as usual).
-fn install_panic_hook() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let assertion = ASSERTING
-                .try_with(|flag| flag.replace(false))
-                .unwrap_or(false);
-            if let Some(state) = current() {
-                let message = panic_message(info.payload());
-                let location = info
-                    .location()
-                    .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
-                let frames = crate::harness::frames::capture();
-                state.lock().panic = Some(PanicNote {
-                    assertion: assertion || is_std_assertion(&message),
-                    message,
-                    location,
-                    frames,
-                });
-            }
-            previous(info);
-        }));
-    });
-}
-
-/// The text of a panic payload.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_string()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "the panic payload is not a string".to_string()
-    }
-}
-
-/// Whether a panic message is one of std's assertion messages (raised from a helper function,
-/// outside the bench body's own assertion macros), or pretty_assertions'.
-fn is_std_assertion(message: &str) -> bool {
-    message.starts_with("assertion failed: ") || message.starts_with("assertion `left ")
-}
-
-fn first_line(text: &str) -> String {
-    text.lines().next().unwrap_or("").to_string()
 }
 
 /// A run that has started: registered as in flight, its setup done, its start spaced.
@@ -224,10 +66,7 @@ impl Active {
         // Under nextest the process's run was started before `main` (see `startup`).
         let started = crate::harness::startup::take(case, run)
             .unwrap_or_else(|| recorder::started(case, run));
-        let state = Arc::new(RunState {
-            origin: Some((case, run)),
-            ..RunState::default()
-        });
+        let state = Arc::new(RunState::of_run(case, run));
         Active {
             case,
             run,
@@ -546,93 +385,9 @@ impl Active {
     }
 }
 
-/// Runs one asynchronous run of `case` inside the test attribute's runtime.
-#[doc(hidden)]
-#[track_caller]
-pub fn run_async<F, R>(case: &'static Case, run: u32, body: F) -> impl Future<Output = ()>
-where
-    F: Future<Output = R>,
-    R: BenchReturn,
-{
-    let skipped = stopped(case, run);
-    let started = skipped.is_none().then(|| Active::start(case, run));
-    async move {
-        let _ended = case.item_end();
-        let active = match started {
-            None => return fail_item(skipped.flatten()),
-            Some(Ok(active)) => active,
-            Some(Err(message)) => panic!("{message}"),
-        };
-        let limit = case.bench.limit();
-        let body = async move {
-            // Blocking while it waits: the attribute's limit is taken before the body starts.
-            let _guard = limit.map(crate::harness::limits::limit);
-            body.await
-        };
-        let body = CatchUnwind {
-            future: Box::pin(body),
-            state: active.state.clone(),
-        };
-        let result = match crate::harness::timeout::of(case) {
-            Ok(None) | Err(_) => body.await.map(BenchReturn::into_result),
-            Ok(Some(timeout)) => {
-                let deadline = crate::harness::timeout::Deadline::new(
-                    body,
-                    active.state.clone(),
-                    active.started,
-                    timeout,
-                );
-                match deadline.await {
-                    Some(result) => result.map(BenchReturn::into_result),
-                    None => active.time_out(timeout),
-                }
-            }
-        };
-        fail_item(active.finish(result));
-    }
-}
-
-/// Polls a future with the run current on whichever thread polls it, catching panics.
-struct CatchUnwind<F> {
-    future: Pin<Box<F>>,
-    state: Arc<RunState>,
-}
-
-impl<F: Future> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Box<dyn Any + Send>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        let future = &mut this.future;
-        match with_current(&this.state, || {
-            catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)))
-        }) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-            Err(payload) => Poll::Ready(Err(payload)),
-        }
-    }
-}
-
-// `F` is only ever accessed through the pinned box.
-impl<F> Unpin for CatchUnwind<F> {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn std_assertion_messages_are_recognised() {
-        assert!(is_std_assertion("assertion failed: x > 1"));
-        assert!(is_std_assertion(
-            "assertion `left == right` failed\n  left: 1\n right: 2"
-        ));
-        assert!(is_std_assertion("assertion `left != right` failed: custom"));
-        assert!(!is_std_assertion(
-            "called `Option::unwrap()` on a `None` value"
-        ));
-        assert!(!is_std_assertion("index out of bounds"));
-    }
 
     #[test]
     fn bench_returns_convert() {
