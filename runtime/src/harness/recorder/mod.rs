@@ -15,13 +15,14 @@ use crate::harness::registry::{self, Case};
 use crate::harness::settings::{self, Settings};
 use crate::model::record::died_record;
 use crate::model::{CaseInfo, Record};
-use crate::render;
 use crate::store::writer::{RunEvent, RunFinished, RunStarted, SessionWriter, WriteError};
 use crate::store::{self, Session, SessionData};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::status::Outcome;
 use crate::types::usage::TokenUsage;
 use crate::types::usage::UsageTotals;
+
+mod exit;
 
 /// How a run ended, as the runner reports it.
 pub(crate) struct Ending {
@@ -190,7 +191,7 @@ pub(crate) fn started(case: &'static Case, run: u32) -> Started {
     // At the first run: a process that runs nothing has nothing to do at exit, and its start-up
     // runs no probtest code at all.
     static EXIT_HOOK: std::sync::Once = std::sync::Once::new();
-    EXIT_HOOK.call_once(register_exit_hook);
+    EXIT_HOOK.call_once(exit::register_exit_hook);
     let settings = settings::get(&case.bench.config);
     let (ticket, first_of_case) = {
         let mut process = process();
@@ -475,14 +476,6 @@ fn as_session(
     }
 }
 
-/// A process's runs as the session report's fold takes them: none still open.
-fn own_runs(whole: SessionData) -> SessionData {
-    SessionData {
-        open: vec![None; whole.records.len()],
-        ..whole
-    }
-}
-
 impl InFlight {
     /// The record of this run as an error: its process is exiting, or the run is not over.
     fn died(&self, attempt: u32) -> Record {
@@ -495,126 +488,4 @@ impl InFlight {
             attempt,
         )
     }
-}
-
-/// Takes everything this process recorded, turning runs still in flight into errors, with the
-/// descriptions of the cases they belong to.
-fn take_records() -> (Vec<CaseInfo>, Vec<Record>, (u64, Option<String>)) {
-    let mut process = process();
-    let in_flight = std::mem::take(&mut process.in_flight);
-    let mut records = std::mem::take(&mut process.records);
-    let cases = std::mem::take(&mut process.cases);
-    let unrecorded = (process.unrecorded, process.unrecorded_reason.clone());
-    drop(process);
-    let attempt = settings::peek().map_or(1, |s| s.attempt);
-    for flight in in_flight {
-        let mut died = flight.died(attempt);
-        died.elapsed = flight.started.elapsed().as_secs_f64();
-        records.push(died);
-    }
-    (
-        cases.into_iter().map(|case| case.info().clone()).collect(),
-        records,
-        unrecorded,
-    )
-}
-
-fn register_exit_hook() {
-    // SAFETY: `on_exit` only touches probtest's own statics and runs its work on a fresh
-    // thread, so it does not depend on the exiting thread's thread-locals.
-    #[allow(unsafe_code)]
-    unsafe {
-        dtor::at_binary_exit(on_exit);
-    }
-}
-
-extern "C" fn on_exit() {
-    if !exit_work_pending() {
-        return;
-    }
-    // The exiting thread's thread-locals may already be gone; a new thread has its own.
-    match std::thread::Builder::new()
-        .name("probtest-exit".into())
-        .spawn(finish_process)
-    {
-        Ok(handle) => {
-            let _ = handle.join();
-        }
-        Err(_) => finish_process(),
-    }
-}
-
-/// Whether anything is left to do at exit. A nextest process whose run went to the store (and
-/// to the session report) has nothing left, and exits as fast as a plain test.
-fn exit_work_pending() -> bool {
-    let Some(settings) = settings::peek() else {
-        return registry::has_teardowns();
-    };
-    let recorded = joined().is_some();
-    registry::has_teardowns() || !(settings.per_test && recorded)
-}
-
-/// Runs the remaining teardowns, then prints this process's summary when at least one run
-/// executed in it. The session report is already complete; a process running many tests puts
-/// it back in source order, and only when the store is unavailable is a report of this process
-/// written here instead.
-fn finish_process() {
-    registry::run_remaining_teardowns();
-    let Some(settings) = settings::peek() else {
-        return;
-    };
-    let writer = joined();
-    if settings.per_test && writer.is_some() {
-        // One nextest process holds one run: its section would say nothing the session's
-        // summary (`cargo probtest run --nextest`) does not, and its run is already stored.
-        return;
-    }
-    let (cases, records, unrecorded) = take_records();
-    let files = settings.json.is_some() || settings.html.is_some();
-    if records.is_empty() || (!settings.summary && !files) {
-        return;
-    }
-    // This process's last runs folded into the session report: from what this process
-    // holds when the session is its alone (its runs in flight are errors now, with no place to
-    // keep: nothing will finish them).
-    let whole = as_session(settings, cases, records, Vec::new(), unrecorded);
-    let folded = writer
-        .filter(|writer| writer.keeps_report())
-        .map(|writer| writer.fold(|| own_runs(whole.clone())));
-    // A fold from this process's own runs built the report its summary shows; else (other
-    // processes in the session, a fold that failed, or none) it is built from them here.
-    let (folded, built) = match folded {
-        Some(Ok(built)) => (Some(Ok(())), built),
-        Some(Err(error)) => (Some(Err(error)), None),
-        None => (None, None),
-    };
-    let report = built.unwrap_or_else(|| whole.into_report());
-    let mut report_line = None;
-    if let Some(path) = &settings.json {
-        let written = match folded {
-            Some(folded) => folded,
-            None => report.write_atomically(&path.resolved),
-        };
-        match written {
-            Ok(()) => report_line = Some(path.display.clone()),
-            Err(error) => {
-                // The store's errors name the file already.
-                let error = store::in_file(&path.resolved, error);
-                eprintln!("probtest: could not write the report: {error}");
-            }
-        }
-    }
-    crate::harness::pages::write_html(settings, writer.is_some(), &report);
-    if !settings.summary {
-        return;
-    }
-    let options = render::Options {
-        color: render::color_enabled(),
-        report_path: report_line.as_deref(),
-    };
-    let text = render::summary(&report, &options);
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
 }
