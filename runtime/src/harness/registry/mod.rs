@@ -2,23 +2,25 @@
 //! the setup and teardown hooks of their modules (registered before `main`). From the list, a
 //! test's name leads back to its case and run ([`locate_item`]).
 
-use std::collections::BTreeMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
 
-use crate::harness::runner::panic_message;
 use crate::model::{CaseInfo, CompareSpec, Part};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::latency::LatencySpec;
 use crate::types::stats::GateSpec;
 use crate::types::status::Outcome;
 
+mod hooks;
 mod items;
+mod states;
 
+pub(crate) use hooks::{ensure_setup, has_teardowns, run_finished, run_remaining_teardowns};
+pub use hooks::{register_hook, Hook};
 use items::in_crate;
 pub use items::Layout;
 pub(crate) use items::{item_names, locate_item, run_item_names};
+use states::{states, CaseState};
 
 /// A `#[probability]` function, as a static in generated code.
 ///
@@ -130,29 +132,6 @@ impl Drop for ItemEnd {
     fn drop(&mut self) {
         self.0.state().items_ended.fetch_add(1, Ordering::AcqRel);
     }
-}
-
-/// What this process knows of a case that has run in it.
-#[derive(Default)]
-struct CaseState {
-    /// Set by the case's first run in this process, which describes the case to the store.
-    seen: AtomicBool,
-    /// The case's identity as the store's start lines spell it, escaped once.
-    identity: OnceLock<String>,
-    /// The case's description, built once: a run's start and end both carry it.
-    info: OnceLock<CaseInfo>,
-    /// The case's number in this process's slots (see `store::slots`), once one of its runs
-    /// was recorded in a slot.
-    slot_ref: OnceLock<u32>,
-    /// This process's outcomes of the case so far, for judging its gate at its last run.
-    passes: AtomicU64,
-    fails: AtomicU64,
-    errors: AtomicU64,
-    /// Runs of the case that `PROB_STOP` skipped in this process.
-    stopped: AtomicU64,
-    /// Run items of the case that have returned in this process, however they ended: the
-    /// verdict item waits for those libtest selected.
-    items_ended: AtomicU64,
 }
 
 impl Bench {
@@ -502,17 +481,6 @@ impl Case {
     }
 }
 
-/// The states of the cases that have run in this process, by the address of their static.
-///
-/// Every run looks its case's state up, on a thread of its own (libtest starts one per test),
-/// so the lookup must be cheap unoptimized: an open-addressing table of write-once cells, sized
-/// from the benches the linker listed, without a lock. A case the table has no room for (a
-/// binary whose benches the linker could not list) goes to an ordered map under a lock.
-struct CaseStates {
-    cells: Box<[OnceLock<(usize, &'static CaseState)>]>,
-    overflow: Mutex<BTreeMap<usize, &'static CaseState>>,
-}
-
 /// How many cases this binary's benches have: what a session report leaves room for.
 pub(crate) fn case_count() -> usize {
     BENCHES.iter().map(|bench| bench.cases.len()).sum()
@@ -528,104 +496,6 @@ pub(crate) fn run_count() -> usize {
         .min(1 << 16)
 }
 
-fn states() -> &'static CaseStates {
-    static STATES: OnceLock<CaseStates> = OnceLock::new();
-    STATES.get_or_init(|| {
-        let cases = case_count();
-        let size = (cases * 2).max(16).next_power_of_two();
-        CaseStates {
-            cells: (0..size).map(|_| OnceLock::new()).collect(),
-            overflow: Mutex::new(BTreeMap::new()),
-        }
-    })
-}
-
-impl CaseStates {
-    /// The state of the case whose static is at `key`, made at its first use.
-    fn find(&self, key: usize) -> &'static CaseState {
-        let mask = self.cells.len() - 1;
-        // Case statics lie side by side: consecutive cases take consecutive cells.
-        let mut at = (key / std::mem::size_of::<Case>()) & mask;
-        for _ in 0..self.cells.len() {
-            let (owner, state) = *self.cells[at].get_or_init(|| (key, Box::leak(Box::default())));
-            if owner == key {
-                return state;
-            }
-            at = (at + 1) & mask;
-        }
-        let mut overflow = self
-            .overflow
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        overflow
-            .entry(key)
-            .or_insert_with(|| Box::leak(Box::default()))
-    }
-}
-
-/// Whether a hook runs before or after its module's runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum HookKind {
-    Setup,
-    Teardown,
-}
-
-/// A `#[probtest::setup]` or `#[probtest::teardown]` function.
-#[doc(hidden)]
-pub struct Hook {
-    kind: HookKind,
-    module: &'static str,
-    name: &'static str,
-    function: fn() -> Result<(), String>,
-}
-
-impl Hook {
-    #[doc(hidden)]
-    pub fn setup(
-        module: &'static str,
-        name: &'static str,
-        function: fn() -> Result<(), String>,
-    ) -> Hook {
-        Hook {
-            kind: HookKind::Setup,
-            module,
-            name,
-            function,
-        }
-    }
-
-    #[doc(hidden)]
-    pub fn teardown(
-        module: &'static str,
-        name: &'static str,
-        function: fn() -> Result<(), String>,
-    ) -> Hook {
-        Hook {
-            kind: HookKind::Teardown,
-            module,
-            name,
-            function,
-        }
-    }
-
-    fn call(&self) -> Result<(), String> {
-        match catch_unwind(AssertUnwindSafe(self.function)) {
-            Ok(result) => result,
-            Err(payload) => Err(panic_message(payload.as_ref())),
-        }
-    }
-}
-
-struct HookEntry {
-    hook: Hook,
-    /// Setup: its result once run. Teardown: `Some(Ok(()))` once run.
-    done: Option<Result<(), String>>,
-    /// Teardown only: runs finished in its scope so far.
-    finished_runs: u64,
-    /// Teardown only: the runs its scope holds in this binary, counted at its first finished run.
-    scope_runs: Option<u64>,
-}
-
 /// Every `#[probability]` function of the binary, whether or not it runs.
 ///
 /// Only teardowns need the list (a teardown runs after the last run of its module), yet a
@@ -636,179 +506,9 @@ struct HookEntry {
 #[linkme::distributed_slice]
 pub static BENCHES: [&'static Bench];
 
-#[derive(Default)]
-struct Registry {
-    hooks: Vec<HookEntry>,
-    /// The result of each bench's module setups, by the bench's address, from its first run.
-    setups: BTreeMap<usize, Result<(), String>>,
-}
-
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
-    hooks: Vec::new(),
-    setups: BTreeMap::new(),
-});
-/// Set once any teardown is registered, so that runs without teardowns skip the bookkeeping.
-static HAS_TEARDOWNS: AtomicBool = AtomicBool::new(false);
-/// Set once any setup is registered, so that runs without setups skip the registry's lock.
-static HAS_SETUPS: AtomicBool = AtomicBool::new(false);
-
-fn registry() -> MutexGuard<'static, Registry> {
-    REGISTRY.lock().unwrap_or_else(|poison| poison.into_inner())
-}
-
-/// Whether `module` is `scope` or inside it.
-fn in_scope(module: &str, scope: &str) -> bool {
-    module == scope
-        || module
-            .strip_prefix(scope)
-            .is_some_and(|rest| rest.starts_with("::"))
-}
-
-#[doc(hidden)]
-pub fn register_hook(hook: Hook) {
-    match hook.kind {
-        HookKind::Teardown => HAS_TEARDOWNS.store(true, Ordering::Relaxed),
-        HookKind::Setup => HAS_SETUPS.store(true, Ordering::Relaxed),
-    }
-    registry().hooks.push(HookEntry {
-        hook,
-        done: None,
-        finished_runs: 0,
-        scope_runs: None,
-    });
-}
-
-/// Runs the setups that cover `bench`'s module (outermost first), once each per process.
-/// The first failure is the result for every run of the module.
-pub(crate) fn ensure_setup(bench: &'static Bench) -> Result<(), String> {
-    // Hooks register before `main`, so none can appear after the first run asks.
-    if !HAS_SETUPS.load(Ordering::Relaxed) {
-        return Ok(());
-    }
-    let mut registry = registry();
-    let key = std::ptr::from_ref(bench) as usize;
-    if let Some(result) = registry.setups.get(&key) {
-        return result.clone();
-    }
-    let result = run_setups(&mut registry, bench);
-    registry.setups.insert(key, result.clone());
-    result
-}
-
-/// Runs the setups in scope of `bench` that have not run yet, outermost first.
-fn run_setups(registry: &mut Registry, bench: &'static Bench) -> Result<(), String> {
-    let mut setups: Vec<usize> = (0..registry.hooks.len())
-        .filter(|&i| {
-            let hook = &registry.hooks[i].hook;
-            hook.kind == HookKind::Setup && in_scope(bench.module(), hook.module)
-        })
-        .collect();
-    setups.sort_by_key(|&i| registry.hooks[i].hook.module.len());
-    for index in setups {
-        let entry = &mut registry.hooks[index];
-        if entry.done.is_none() {
-            entry.done = Some(entry.hook.call());
-        }
-        if let Some(Err(message)) = &entry.done {
-            return Err(format!("setup `{}` failed: {message}", entry.hook.name));
-        }
-    }
-    Ok(())
-}
-
-/// Counts a finished run, and runs a teardown whose scope has now finished every run.
-pub(crate) fn run_finished(bench: &'static Bench) {
-    if !HAS_TEARDOWNS.load(Ordering::Relaxed) {
-        return;
-    }
-    let mut registry = registry();
-    for entry in registry.hooks.iter_mut() {
-        if entry.hook.kind != HookKind::Teardown
-            || entry.done.is_some()
-            || !in_scope(bench.module(), entry.hook.module)
-        {
-            continue;
-        }
-        entry.finished_runs += 1;
-        let scope = entry.hook.module;
-        let expected = *entry.scope_runs.get_or_insert_with(|| {
-            BENCHES
-                .iter()
-                .filter(|b| in_scope(b.module(), scope))
-                .map(|b| b.total_runs())
-                .sum()
-        });
-        if entry.finished_runs >= expected {
-            entry.done = Some(Ok(()));
-            run_teardown(&entry.hook);
-        }
-    }
-}
-
-/// At exit: runs the teardowns whose scope had at least one run but did not finish them all
-/// (a filtered run, or one test per process under nextest).
-pub(crate) fn run_remaining_teardowns() {
-    if !HAS_TEARDOWNS.load(Ordering::Relaxed) {
-        return;
-    }
-    let mut registry = registry();
-    for entry in registry.hooks.iter_mut() {
-        if entry.hook.kind == HookKind::Teardown && entry.done.is_none() && entry.finished_runs > 0
-        {
-            entry.done = Some(Ok(()));
-            run_teardown(&entry.hook);
-        }
-    }
-}
-
-/// Whether any teardown is registered.
-pub(crate) fn has_teardowns() -> bool {
-    HAS_TEARDOWNS.load(Ordering::Relaxed)
-}
-
-fn run_teardown(hook: &Hook) {
-    if let Err(message) = hook.call() {
-        // Straight to the process's stderr: a teardown often runs inside the last test of its
-        // module, whose captured output libtest drops when that test passed.
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "probtest: teardown `{}` of `{}` failed: {message}",
-            hook.name,
-            hook.module
-        );
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{in_scope, parent_module, CaseStates};
-
-    #[test]
-    fn each_case_has_one_state_also_past_the_tables_room() {
-        let states = CaseStates {
-            cells: (0..16).map(|_| std::sync::OnceLock::new()).collect(),
-            overflow: std::sync::Mutex::new(std::collections::BTreeMap::new()),
-        };
-        // More cases than cells, at addresses that collide.
-        let keys: Vec<usize> = (0..40).map(|n| 0x1000 + n * 64 * 7).collect();
-        let first: Vec<*const super::CaseState> = keys
-            .iter()
-            .map(|&key| std::ptr::from_ref(states.find(key)))
-            .collect();
-        for (index, &key) in keys.iter().enumerate() {
-            assert_eq!(
-                std::ptr::from_ref(states.find(key)),
-                first[index],
-                "key {key:#x}"
-            );
-        }
-        let mut distinct = first.clone();
-        distinct.sort();
-        distinct.dedup();
-        assert_eq!(distinct.len(), keys.len());
-        assert!(!states.overflow.lock().expect("lock").is_empty());
-    }
+    use super::parent_module;
 
     #[test]
     fn the_module_is_the_generated_modules_parent() {
@@ -817,13 +517,5 @@ mod tests {
         assert_eq!(parent_module("bench_x"), "bench_x");
         const AT_COMPILE_TIME: &str = parent_module("a::b");
         assert_eq!(AT_COMPILE_TIME, "a");
-    }
-
-    #[test]
-    fn scopes_follow_path_segments() {
-        assert!(in_scope("evals", "evals"));
-        assert!(in_scope("evals::triage", "evals"));
-        assert!(!in_scope("evals_more", "evals"));
-        assert!(!in_scope("evals", "evals::triage"));
     }
 }
