@@ -1,12 +1,16 @@
-//! Reading `aggregates[]` of every schema: schema 4's metric objects as they are; before it a
-//! bare mean per metric and a separate `left_out` map, folded into one object per metric with
-//! that mean and no interval.
+//! `aggregates[]`: its fast writer (serde's derived writer is its oracle in the format tests),
+//! and reading it in every schema: schema 4's metric objects as they are; before it a bare mean
+//! per metric and a separate `left_out` map, folded into one object per metric with that mean
+//! and no interval.
 //!
 //! Layer: format. Imports `crate::types` and `crate::model` only.
 
 use serde::{Deserialize, Deserializer};
 
-use crate::model::analysis::{Estimate, MetricAggregate};
+use std::fmt::Write as _;
+
+use crate::format::escape::{Num, Str};
+use crate::model::analysis::{Bounds, Estimate, MetricAggregate};
 use crate::model::{Aggregate, Report};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::Metric;
@@ -105,6 +109,111 @@ pub(crate) fn count_legacy_inputs(report: &mut Report) {
             }
         }
     }
+}
+
+/// `aggregates`, as `serde_json::to_string(aggregates)` writes them, up to number spelling.
+///
+/// Every report's head holds one per function and the session's, rewritten at each fold; serde's
+/// derived writer (a flattened estimate goes through a map serializer) is most of what writing
+/// the head costs in a test binary built without optimizations.
+pub(crate) fn aggregates_json(aggregates: &[Aggregate]) -> String {
+    let mut out = String::with_capacity(512 * aggregates.len() + 2);
+    out.push('[');
+    for (index, aggregate) in aggregates.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        write_aggregate(&mut out, aggregate);
+    }
+    out.push(']');
+    out
+}
+
+fn write_aggregate(out: &mut String, aggregate: &Aggregate) {
+    let _ = write!(
+        out,
+        "{{\"scope\":{},\"name\":{},\"function\":{},\"module\":{},\"metrics\":{{",
+        Str(&aggregate.scope),
+        Str(&aggregate.name),
+        Str(&aggregate.function),
+        Str(&aggregate.module),
+    );
+    for (index, (name, metric)) in aggregate.metrics.0.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        let _ = write!(
+            out,
+            "{}:{{\"k\":{},\"inputs\":{},\"left_out\":{},\"estimate\":{},\"ci\":{},\"normal_ci\":{},\"suppressed\":{},\"stopped\":{}}}",
+            Str(name),
+            metric.k,
+            metric.inputs,
+            metric.left_out,
+            optional_number(metric.estimate),
+            bounds(metric.ci.as_ref()),
+            bounds(metric.normal_ci.as_ref()),
+            optional_text(metric.suppressed.as_deref()),
+            metric.stopped,
+        );
+    }
+    out.push('}');
+    if let Some(estimate) = &aggregate.estimate {
+        write_estimate(out, estimate);
+    }
+    out.push('}');
+}
+
+/// The estimate's fields, flattened into its aggregate as serde flattens them.
+fn write_estimate(out: &mut String, estimate: &Estimate) {
+    let projection = match &estimate.projection {
+        Some(projection) => format!(
+            "{{\"runs_x2\":{},\"inputs_x2\":{}}}",
+            Num(projection.runs_x2),
+            Num(projection.inputs_x2)
+        ),
+        None => "null".to_string(),
+    };
+    let _ = write!(
+        out,
+        ",\"inputs\":{},\"runs\":{{\"min\":{},\"mean\":{},\"max\":{}}},\"estimate\":{},\"ci\":{},\"normal_ci\":{},\"resamples\":{},\"seed\":{},\"resampling_unit\":{},\"note\":{},\"suppressed\":{},\"icc\":{},\"width_factor\":{},\"stopped\":{},\"cost\":{},\"projection\":{projection}",
+        estimate.inputs,
+        estimate.runs.min,
+        Num(estimate.runs.mean),
+        estimate.runs.max,
+        Num(estimate.estimate),
+        bounds(estimate.ci.as_ref()),
+        bounds(estimate.normal_ci.as_ref()),
+        estimate.resamples,
+        estimate.seed,
+        Str(&estimate.resampling_unit),
+        Str(&estimate.note),
+        optional_text(estimate.suppressed.as_deref()),
+        optional_number(estimate.icc),
+        optional_number(estimate.width_factor),
+        estimate.stopped,
+        Num(estimate.cost),
+    );
+}
+
+fn bounds(bounds: Option<&Bounds>) -> String {
+    match bounds {
+        Some(b) => format!(
+            "{{\"method\":{},\"level\":{},\"low\":{},\"high\":{}}}",
+            Str(&b.method),
+            Num(b.level),
+            Num(b.low),
+            Num(b.high)
+        ),
+        None => "null".to_string(),
+    }
+}
+
+fn optional_number(value: Option<f64>) -> String {
+    value.map_or_else(|| "null".to_string(), |v| Num(v).to_string())
+}
+
+fn optional_text(value: Option<&str>) -> String {
+    value.map_or_else(|| "null".to_string(), |v| Str(v).to_string())
 }
 
 #[cfg(test)]

@@ -334,9 +334,9 @@ pub(crate) fn head(
         Cow::Owned(warnings.iter().cloned().chain(overflowed).collect())
     };
     let totals = self::totals(totals)?;
-    let aggregates = match texts {
-        Some(texts) => Cow::Owned(serde(&explained_aggregates(aggregates, texts))?),
-        None => serde_or(aggregates, aggregates.is_empty(), "[]")?,
+    let aggregates: String = match texts {
+        Some(texts) => serde(&explained_aggregates(aggregates, texts))?,
+        None => crate::format::aggregate::aggregates_json(aggregates),
     };
     let warnings = serde_or(&warnings[..], warnings.is_empty(), "[]")?;
     Ok(format!(
