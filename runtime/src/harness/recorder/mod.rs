@@ -343,9 +343,9 @@ pub(crate) fn finished(
         if let Some(position) = process.in_flight.iter().position(|f| f.ticket == ticket) {
             process.in_flight.swap_remove(position);
         }
-        if process.records.capacity() == 0 {
+        if process.records.capacity() == 0 && !settings.per_test {
             // Room for every run of the binary's cases at once: a growing vector of records
-            // would copy them all each time it doubles.
+            // would copy them all each time it doubles. (A nextest process holds one run.)
             process.records.reserve(registry::run_count());
         }
         process.records.push(record);
