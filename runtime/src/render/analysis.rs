@@ -37,14 +37,9 @@ pub(crate) fn change(c: f64) -> String {
     }
 }
 
-/// The aggregates the summary shows: those with an interval, and those that would have one but
-/// for cases that stopped early (as a note), with the session's left out when it would repeat
-/// the only function's line.
-pub(crate) fn shown(report: &Report) -> Vec<(&Aggregate, &Estimate)> {
-    if !report.stats_config.intervals {
-        return Vec::new();
-    }
-    let min_inputs = report.stats_config.min_inputs;
+/// The session's aggregates, without the session's own when it would repeat the only
+/// function's line: what every block of aggregate lines lists.
+pub(crate) fn listed(report: &Report) -> impl Iterator<Item = &Aggregate> {
     let functions = report
         .aggregates
         .iter()
@@ -53,7 +48,18 @@ pub(crate) fn shown(report: &Report) -> Vec<(&Aggregate, &Estimate)> {
     report
         .aggregates
         .iter()
-        .filter(|a| !(a.scope == "overall" && functions == 1))
+        .filter(move |a| !(a.scope == "overall" && functions == 1))
+}
+
+/// The aggregates the summary shows: those with an interval, and those that would have one but
+/// for cases that stopped early (as a note), with the session's left out when it would repeat
+/// the only function's line.
+pub(crate) fn shown(report: &Report) -> Vec<(&Aggregate, &Estimate)> {
+    if !report.stats_config.intervals {
+        return Vec::new();
+    }
+    let min_inputs = report.stats_config.min_inputs;
+    listed(report)
         .filter_map(|a| {
             let shown = |e: &&Estimate| e.ci.is_some() || (e.stopped > 0 && e.inputs >= min_inputs);
             Some((a, a.estimate.as_ref().filter(shown)?))

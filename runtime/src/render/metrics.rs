@@ -77,15 +77,7 @@ pub(crate) fn block(report: &Report, out: &mut String) {
 /// the rows, functions with too few inputs for an interval are listed, with the estimate
 /// alone: the block is the terminal's only view of the metrics.
 pub(crate) fn shown(report: &Report) -> Vec<(&Aggregate, &str, &MetricAggregate)> {
-    let functions = report
-        .aggregates
-        .iter()
-        .filter(|a| a.scope == "function")
-        .count();
-    report
-        .aggregates
-        .iter()
-        .filter(|a| !(a.scope == "overall" && functions == 1))
+    crate::render::analysis::listed(report)
         .flat_map(|a| {
             a.metrics
                 .0

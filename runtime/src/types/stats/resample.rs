@@ -5,6 +5,22 @@
 //!
 //! Layer: types.
 
+/// The generator's next word, tempered (`genrand_uint32`): a macro, so that the bootstrap's
+/// inner loop reads words without a call in a build without optimizations.
+macro_rules! next_word {
+    ($rng:expr) => {{
+        if $rng.index >= 624 {
+            $rng.twist();
+        }
+        let mut y = $rng.state[$rng.index];
+        $rng.index += 1;
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c_5680;
+        y ^= (y << 15) & 0xefc6_0000;
+        y ^ (y >> 18)
+    }};
+}
+
 /// Mersenne Twister MT19937, seeded and read as CPython's `random` module does.
 pub struct PyRandom {
     state: [u32; 624],
@@ -100,15 +116,7 @@ impl PyRandom {
 
     /// The next 32 random bits (`genrand_uint32`).
     pub fn next_u32(&mut self) -> u32 {
-        if self.index >= 624 {
-            self.twist();
-        }
-        let mut y = self.state[self.index];
-        self.index += 1;
-        y ^= y >> 11;
-        y ^= (y << 7) & 0x9d2c_5680;
-        y ^= (y << 15) & 0xefc6_0000;
-        y ^ (y >> 18)
+        next_word!(self)
     }
 
     /// A float in [0, 1) with 53 random bits, as `random.random()`.
@@ -127,28 +135,15 @@ impl PyRandom {
     ///
     /// The bootstrap's inner loop: a session's resamples make millions of draws, and test
     /// binaries are built without optimizations, where every call of `choice`, `random` and
-    /// `next_u32` costs more than its arithmetic. The words are read and tempered inline here,
-    /// so the loop makes no call but the generator's twist every 312 draws.
+    /// `next_u32` costs more than its arithmetic. The words are read and tempered inline here
+    /// (`next_word!`), so the loop makes no call but the generator's twist every 312 draws.
     pub fn fill_choices(&mut self, n: usize, out: &mut [usize]) {
         let scale = n as f64;
         let last = n.saturating_sub(1);
-        macro_rules! next_word {
-            () => {{
-                if self.index >= 624 {
-                    self.twist();
-                }
-                let mut y = self.state[self.index];
-                self.index += 1;
-                y ^= y >> 11;
-                y ^= (y << 7) & 0x9d2c_5680;
-                y ^= (y << 15) & 0xefc6_0000;
-                y ^ (y >> 18)
-            }};
-        }
         let mut i = 0;
         while i < out.len() {
-            let a = next_word!() >> 5;
-            let b = next_word!() >> 6;
+            let a = next_word!(self) >> 5;
+            let b = next_word!(self) >> 6;
             let unit = (a as f64 * 67_108_864.0 + b as f64) * (1.0 / 9_007_199_254_740_992.0);
             // A non-negative product: truncation is `floor`.
             let index = (unit * scale) as usize;
