@@ -260,4 +260,47 @@ mod tests {
             assert_eq!((&metric.ci, &metric.suppressed), (&None, &None));
         }
     }
+
+    #[test]
+    fn aggregates_read_as_serde_writes_them() {
+        // Twelve inputs of one function (an interval each, metrics with and without one), one
+        // input of another (suppressed), and the session's line.
+        let mut records = Vec::new();
+        for input in 0..12u32 {
+            for run in 1..=4u32 {
+                let outcome = if (input + run) % 3 == 0 {
+                    Outcome::Fail
+                } else {
+                    Outcome::Pass
+                };
+                records.push(record(
+                    &format!("qa::in{input}"),
+                    run,
+                    outcome,
+                    0.001,
+                    vec![],
+                ));
+            }
+        }
+        records.push(record("lone::only", 1, Outcome::Error, 0.0, vec![]));
+        let stats = StatsConfig {
+            metrics: vec![Metric::PassAll(3), Metric::PassAny(2), Metric::PassAll(9)],
+            ..StatsConfig::default()
+        };
+        let infos: Vec<crate::model::CaseInfo> = records.iter().map(|r| info(&r.case)).collect();
+        let mut report = Report::build(infos, records, &stats);
+        report.analyze();
+        assert!(report.aggregates.len() >= 3);
+        assert!(report
+            .aggregates
+            .iter()
+            .any(|a| a.estimate.as_ref().is_some_and(|e| e.ci.is_some())));
+        let expected = serde_json::to_string(&report.aggregates).expect("serde writes it");
+        let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).expect("JSON");
+        assert_eq!(
+            parse(&super::aggregates_json(&report.aggregates)),
+            parse(&expected)
+        );
+        assert_eq!(super::aggregates_json(&[]), "[]");
+    }
 }
