@@ -475,6 +475,16 @@ mod tests {
         assert!(!settings.transpose);
     }
 
+    /// The text a config key is kept as for the runtime.
+    fn config_text(settings: &Settings, key: &str) -> Option<String> {
+        settings
+            .config
+            .entries
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    }
+
     #[test]
     fn statistics_keys_are_kept_as_text_for_the_runtime() {
         let dir = temp_dir("stats");
@@ -484,18 +494,11 @@ mod tests {
         )
         .expect("write");
         let settings = load_uncached(Some(&dir), env_of(&[])).expect("valid");
-        let text = |key: &str| {
-            settings
-                .config
-                .entries
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.as_str())
-        };
-        assert_eq!(text("confidence"), Some("0.9"));
-        assert_eq!(text("prior"), Some("1,2"));
-        assert_eq!(text("metrics"), Some("pass^3,pass@5"));
-        assert_eq!(text("explain"), Some("true"));
+        let text = |key: &str| config_text(&settings, key);
+        assert_eq!(text("confidence").as_deref(), Some("0.9"));
+        assert_eq!(text("prior").as_deref(), Some("1,2"));
+        assert_eq!(text("metrics").as_deref(), Some("pass^3,pass@5"));
+        assert_eq!(text("explain").as_deref(), Some("true"));
     }
 
     #[test]
@@ -507,14 +510,7 @@ mod tests {
         )
         .expect("write");
         let settings = load_uncached(Some(&dir), env_of(&[])).expect("valid");
-        let text = |key: &str| {
-            settings
-                .config
-                .entries
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.clone())
-        };
+        let text = |key: &str| config_text(&settings, key);
         assert_eq!(text("timeout").as_deref(), Some("30s"));
         assert_eq!(
             text("limits").as_deref(),

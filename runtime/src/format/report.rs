@@ -62,7 +62,7 @@ fn is_zero(value: &f64) -> bool {
 
 /// The fields a record has only when the run waited for a limit or replayed from the cassette,
 /// as serde writes them: `,"waited":…,"waited_for":…,"replayed":…`.
-fn record_extras(record: &Record) -> String {
+pub(crate) fn record_extras(record: &Record) -> String {
     let mut extras = String::new();
     if record.waited != 0.0 {
         extras.push_str(&format!(",\"waited\":{}", Num(finite(record.waited))));

@@ -277,17 +277,9 @@ pub(crate) fn end_line(proc: &str, seq: u64, record: &Record) -> io::Result<Stri
     } else {
         format!(",\"usage\":{}", serde(&record.usage)?)
     };
-    // Rare, and read by serde: the hand reader stops at them.
-    let mut extras = String::new();
-    if record.waited != 0.0 {
-        extras.push_str(&format!(",\"waited\":{}", Num(finite(record.waited))));
-    }
-    if let Some(key) = &record.waited_for {
-        extras.push_str(&format!(",\"waited_for\":{}", Str(key)));
-    }
-    if let Some(replayed) = record.replayed {
-        extras.push_str(&format!(",\"replayed\":{}", Num(finite(replayed))));
-    }
+    // Rare, and read by serde: the hand reader stops at them. Spelled as the report's records
+    // spell them.
+    let extras = crate::format::report::record_extras(record);
     Ok(format!(
         "\n{{\"t\":\"end\",\"proc\":\"{proc}\",\"seq\":{seq},\"outcome\":\"{}\",\"elapsed\":{},\"cost\":{}{}{}{usage}{extras}}}",
         record.outcome.name(),
