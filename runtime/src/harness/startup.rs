@@ -51,7 +51,8 @@ fn start_up() {
     let Some((case, run)) = registry::locate_item(&name) else {
         return;
     };
-    let started = recorder::started(case, run);
+    let settings = crate::harness::settings::get(&case.bench.config);
+    let started = recorder::started(case, run, settings);
     *EARLY.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(Early { case, run, started });
     STARTED_EARLY.store(true, Ordering::Release);
 }

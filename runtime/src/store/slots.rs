@@ -133,35 +133,14 @@ impl SlotFile {
         seq < CAPACITY
     }
 
-    /// Copies `bytes` into the mapping at `offset`.
-    fn write(&self, offset: usize, bytes: &[u8]) {
-        assert!(
-            offset + bytes.len() <= self.map.len(),
-            "a slot inside the map"
-        );
-        // SAFETY: the range lies inside the mapping (checked above), which lives as long as
-        // `self`; this process created the file and no one truncates it. Each slot's bytes
-        // are written by the one run that owns the slot, before its mark is released, so no
-        // two threads write the same bytes at once; readers in other processes read the file.
+    /// The first byte of slot `seq` in the mapping.
+    fn slot(&self, seq: u64) -> *mut u8 {
+        let offset = HEADER + seq as usize * SLOT;
+        assert!(offset + SLOT <= self.map.len(), "a slot inside the map");
+        // SAFETY: the slot lies inside the mapping (checked above).
         #[allow(unsafe_code)]
         unsafe {
-            std::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                self.map.as_mut_ptr().add(offset),
-                bytes.len(),
-            );
-        }
-    }
-
-    /// The mark byte of slot `seq`, as an atomic.
-    fn mark(&self, seq: u64) -> &AtomicU8 {
-        let offset = HEADER + seq as usize * SLOT + 15;
-        assert!(offset < self.map.len(), "a slot inside the map");
-        // SAFETY: inside the mapping (checked above), which outlives the reference; `AtomicU8`
-        // has the layout of `u8`, and the byte is only ever accessed atomically.
-        #[allow(unsafe_code)]
-        unsafe {
-            &*self.map.as_mut_ptr().add(offset).cast::<AtomicU8>()
+            self.map.as_mut_ptr().add(offset)
         }
     }
 
@@ -179,26 +158,39 @@ impl SlotFile {
     /// be given disk space.
     pub(crate) fn start(&self, seq: u64, case_ref: u32, run: u32, attempt: u32) -> io::Result<()> {
         self.reserve(seq)?;
-        let offset = HEADER + seq as usize * SLOT;
-        let mut bytes = [0u8; 12];
-        bytes[..4].copy_from_slice(&case_ref.to_le_bytes());
-        bytes[4..8].copy_from_slice(&run.to_le_bytes());
-        bytes[8..].copy_from_slice(&attempt.to_le_bytes());
-        self.write(offset, &bytes);
-        self.in_use().fetch_max(seq + 1, Ordering::Release);
-        self.mark(seq).store(STARTED, Ordering::Release);
+        let slot = self.slot(seq);
+        // SAFETY: `slot` is the first byte of a whole slot inside the mapping, which lives as
+        // long as `self`; this process created the file and no one truncates it. A slot's bytes
+        // are written by the one run that owns it, before its mark is released, so no two
+        // threads write the same bytes at once; readers in other processes read the file. The
+        // mark (byte 15) is only ever accessed atomically, and `AtomicU8` has the layout of
+        // `u8`. Writes are spelled as raw stores: this runs at every run, in test binaries
+        // built without optimizations.
+        #[allow(unsafe_code)]
+        unsafe {
+            slot.cast::<[u32; 3]>().write_unaligned([
+                case_ref.to_le(),
+                run.to_le(),
+                attempt.to_le(),
+            ]);
+            self.in_use().fetch_max(seq + 1, Ordering::Release);
+            (*slot.add(15).cast::<AtomicU8>()).store(STARTED, Ordering::Release);
+        }
         Ok(())
     }
 
     /// Records the end of run `seq`.
     pub(crate) fn finish(&self, seq: u64, outcome: Outcome, elapsed: f64, cost: f64) {
-        let offset = HEADER + seq as usize * SLOT;
-        self.write(offset + 12, &[outcome_byte(outcome)]);
-        let mut numbers = [0u8; 16];
-        numbers[..8].copy_from_slice(&elapsed.to_bits().to_le_bytes());
-        numbers[8..].copy_from_slice(&cost.to_bits().to_le_bytes());
-        self.write(offset + 16, &numbers);
-        self.mark(seq).store(FINISHED, Ordering::Release);
+        let slot = self.slot(seq);
+        // SAFETY: as in `start`.
+        #[allow(unsafe_code)]
+        unsafe {
+            slot.add(12).write(outcome_byte(outcome));
+            slot.add(16)
+                .cast::<[u64; 2]>()
+                .write_unaligned([elapsed.to_bits().to_le(), cost.to_bits().to_le()]);
+            (*slot.add(15).cast::<AtomicU8>()).store(FINISHED, Ordering::Release);
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::harness::registry::{self, Case};
-use crate::harness::settings::{self, Settings};
+use crate::harness::settings::Settings;
 use crate::model::record::died_record;
 use crate::model::{CaseInfo, Record};
 use crate::store::writer::{RunEvent, RunFinished, RunStarted, SessionWriter, WriteError};
@@ -115,13 +115,6 @@ fn store(settings: &Settings) -> &'static Store {
     })
 }
 
-fn writer(settings: &Settings) -> Option<&'static SessionWriter> {
-    match store(settings) {
-        Store::Open(writer) => Some(writer),
-        _ => None,
-    }
-}
-
 /// The writer, once the store was joined.
 fn joined() -> Option<&'static SessionWriter> {
     match WRITER.get() {
@@ -187,12 +180,11 @@ pub(crate) struct Started {
 }
 
 /// Notes a run as started.
-pub(crate) fn started(case: &'static Case, run: u32) -> Started {
+pub(crate) fn started(case: &'static Case, run: u32, settings: &'static Settings) -> Started {
     // At the first run: a process that runs nothing has nothing to do at exit, and its start-up
     // runs no probtest code at all.
     static EXIT_HOOK: std::sync::Once = std::sync::Once::new();
     EXIT_HOOK.call_once(exit::register_exit_hook);
-    let settings = settings::get(&case.bench.config);
     let (ticket, first_of_case) = {
         let mut process = process();
         let ticket = process.next_ticket;
@@ -210,11 +202,23 @@ pub(crate) fn started(case: &'static Case, run: u32) -> Started {
         }
         (ticket, first)
     };
-    let mut problem = None;
-    if let Store::Broken(reason) = store(settings) {
-        problem = Some(unrecorded(ticket, case, run, reason, None));
-    }
-    if let Some(writer) = writer(settings) {
+    let writer = match store(settings) {
+        Store::Open(writer) => writer,
+        Store::Broken(reason) => {
+            let problem = unrecorded(ticket, case, run, reason, None);
+            return Started {
+                ticket,
+                problem: Some(problem),
+            };
+        }
+        Store::Absent => {
+            return Started {
+                ticket,
+                problem: None,
+            }
+        }
+    };
+    let problem = {
         let slot_ref = case.slot_ref();
         // Built only when needed: this runs for every run.
         let needs_info = first_of_case || writer.wants_descriptions() || slot_ref.get().is_none();
@@ -231,8 +235,8 @@ pub(crate) fn started(case: &'static Case, run: u32) -> Started {
             first_in_process: first_of_case,
             slot_ref,
         });
-        problem = written(writer, (ticket, case, run), false, writer.consume(&event));
-    }
+        written(writer, (ticket, case, run), false, writer.consume(&event))
+    };
     Started { ticket, problem }
 }
 
@@ -321,15 +325,15 @@ pub(crate) fn finished(
     ticket: u64,
     case: &'static Case,
     run: u32,
+    settings: &'static Settings,
     ending: Ending,
 ) -> Option<String> {
-    let settings = settings::get(&case.bench.config);
     let record = to_record(case, run, settings.attempt, ending);
-    let writer = writer(settings);
-    let mut problem = None;
-    if let Store::Broken(reason) = store(settings) {
-        problem = Some(unrecorded(ticket, case, run, reason, None));
-    }
+    let (writer, mut problem) = match store(settings) {
+        Store::Open(writer) => (Some(writer), None),
+        Store::Broken(reason) => (None, Some(unrecorded(ticket, case, run, reason, None))),
+        Store::Absent => (None, None),
+    };
     if let Some(writer) = writer {
         let event = RunEvent::Finished(RunFinished {
             seq: ticket,

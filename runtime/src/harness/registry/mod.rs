@@ -20,14 +20,15 @@ pub use hooks::{register_hook, Hook};
 use items::in_crate;
 pub use items::Layout;
 pub(crate) use items::{item_names, locate_item, run_item_names};
-use states::{states, CaseState};
+use states::CaseState;
 
 /// A `#[probability]` function, as a static in generated code.
 ///
 /// Generated statics hold what the macro knows and no state. A binary has one per function and
 /// case, and the loader writes every page of them (their pointers are relocated) in every
 /// process, whether or not its cases run: state kept inline made them twice as many pages. What
-/// a case gathers while running lives in a `CaseState`, made when the case first runs.
+/// a case gathers while running lives in a `CaseState`, made when the case first runs, which
+/// the case's static points to.
 #[doc(hidden)]
 pub struct Bench {
     package: &'static str,
@@ -123,6 +124,9 @@ pub struct Case {
     pub(crate) params: &'static [(&'static str, &'static str)],
     /// Per group of `params(...)`: its argument names, this case's value id and position.
     parts: &'static [(&'static [&'static str], &'static str, u32)],
+    /// This process's state of the case, once it ran: reached in one step, since every run
+    /// asks for it several times, on a thread of its own (libtest starts one per test).
+    state: OnceLock<&'static CaseState>,
 }
 
 /// Counts its case's run item as returned when dropped (see [`Case::item_end`]).
@@ -341,36 +345,25 @@ impl Case {
             item,
             params,
             parts: &[],
+            state: OnceLock::new(),
         }
     }
 
     /// The case with its value of each group of `params(...)`.
     #[doc(hidden)]
     pub const fn with_parts(
-        self,
+        mut self,
         parts: &'static [(&'static [&'static str], &'static str, u32)],
     ) -> Case {
-        Case { parts, ..self }
+        self.parts = parts;
+        self
     }
 
-    /// This process's state of the case, made at its first use. Kept for the process's life,
-    /// so that it can be handed out without holding the table's lock.
+    /// This process's state of the case, made at its first use and kept for the process's
+    /// life.
     fn state(&'static self) -> &'static CaseState {
-        thread_local! {
-            /// The state this thread looked up last: a run asks for its case's state several
-            /// times, and the table's lock and search cost more than the rest of a short run.
-            static LAST: std::cell::Cell<Option<(usize, &'static CaseState)>> =
-                const { std::cell::Cell::new(None) };
-        }
-        let key = std::ptr::from_ref(self) as usize;
-        if let Ok(Some((last, state))) = LAST.try_with(std::cell::Cell::get) {
-            if last == key {
-                return state;
-            }
-        }
-        let state = states().find(key);
-        let _ = LAST.try_with(|last| last.set(Some((key, state))));
-        state
+        self.state
+            .get_or_init(|| Box::leak(Box::new(CaseState::default())))
     }
 
     /// Counts a finished run of this process; returns the counts so far, and whether this was

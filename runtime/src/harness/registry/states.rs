@@ -1,13 +1,11 @@
-//! This process's state of each case that has run in it (its counts, its description, its
-//! number in the slots), found by the address of the case's static without a lock.
+//! This process's state of each case that has run in it: its counts, its description, its
+//! number in the slots.
 //!
 //! Layer: harness.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
-use super::{case_count, Case};
 use crate::model::CaseInfo;
 
 /// What this process knows of a case that has run in it.
@@ -31,81 +29,4 @@ pub(super) struct CaseState {
     /// Run items of the case that have returned in this process, however they ended: the
     /// verdict item waits for those libtest selected.
     pub(super) items_ended: AtomicU64,
-}
-
-/// The states of the cases that have run in this process, by the address of their static.
-///
-/// Every run looks its case's state up, on a thread of its own (libtest starts one per test),
-/// so the lookup must be cheap unoptimized: an open-addressing table of write-once cells, sized
-/// from the benches the linker listed, without a lock. A case the table has no room for (a
-/// binary whose benches the linker could not list) goes to an ordered map under a lock.
-pub(super) struct CaseStates {
-    cells: Box<[OnceLock<(usize, &'static CaseState)>]>,
-    overflow: Mutex<BTreeMap<usize, &'static CaseState>>,
-}
-
-pub(super) fn states() -> &'static CaseStates {
-    static STATES: OnceLock<CaseStates> = OnceLock::new();
-    STATES.get_or_init(|| {
-        let cases = case_count();
-        let size = (cases * 2).max(16).next_power_of_two();
-        CaseStates {
-            cells: (0..size).map(|_| OnceLock::new()).collect(),
-            overflow: Mutex::new(BTreeMap::new()),
-        }
-    })
-}
-
-impl CaseStates {
-    /// The state of the case whose static is at `key`, made at its first use.
-    pub(super) fn find(&self, key: usize) -> &'static CaseState {
-        let mask = self.cells.len() - 1;
-        // Case statics lie side by side: consecutive cases take consecutive cells.
-        let mut at = (key / std::mem::size_of::<Case>()) & mask;
-        for _ in 0..self.cells.len() {
-            let (owner, state) = *self.cells[at].get_or_init(|| (key, Box::leak(Box::default())));
-            if owner == key {
-                return state;
-            }
-            at = (at + 1) & mask;
-        }
-        let mut overflow = self
-            .overflow
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        overflow
-            .entry(key)
-            .or_insert_with(|| Box::leak(Box::default()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::CaseStates;
-
-    #[test]
-    fn each_case_has_one_state_also_past_the_tables_room() {
-        let states = CaseStates {
-            cells: (0..16).map(|_| std::sync::OnceLock::new()).collect(),
-            overflow: std::sync::Mutex::new(std::collections::BTreeMap::new()),
-        };
-        // More cases than cells, at addresses that collide.
-        let keys: Vec<usize> = (0..40).map(|n| 0x1000 + n * 64 * 7).collect();
-        let first: Vec<*const super::super::states::CaseState> = keys
-            .iter()
-            .map(|&key| std::ptr::from_ref(states.find(key)))
-            .collect();
-        for (index, &key) in keys.iter().enumerate() {
-            assert_eq!(
-                std::ptr::from_ref(states.find(key)),
-                first[index],
-                "key {key:#x}"
-            );
-        }
-        let mut distinct = first.clone();
-        distinct.sort();
-        distinct.dedup();
-        assert_eq!(distinct.len(), keys.len());
-        assert!(!states.overflow.lock().expect("lock").is_empty());
-    }
 }

@@ -22,8 +22,12 @@ where
     F: Future<Output = R>,
     R: BenchReturn,
 {
-    let skipped = stopped(case, run);
-    let started = skipped.is_none().then(|| Active::start(case, run));
+    let settings = crate::harness::settings::get(&case.bench.config);
+    let skipped = stopped(case, run, settings);
+    let timeout = crate::harness::timeout::of(case);
+    let started = skipped
+        .is_none()
+        .then(|| Active::start(case, run, settings, &timeout));
     async move {
         let _ended = case.item_end();
         let active = match started {
@@ -41,7 +45,7 @@ where
             future: Box::pin(body),
             state: active.state.clone(),
         };
-        let result = match crate::harness::timeout::of(case) {
+        let result = match timeout {
             Ok(None) | Err(_) => body.await.map(BenchReturn::into_result),
             Ok(Some(timeout)) => {
                 let deadline = crate::harness::timeout::Deadline::new(

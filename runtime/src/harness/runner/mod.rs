@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use crate::harness::recorder::{self, Ending};
 use crate::harness::registry::{self, Case};
-use crate::harness::settings;
+use crate::harness::settings::{self, Settings};
 use crate::types::stats::ErrorPolicy;
 use crate::types::status::Outcome;
 
@@ -48,6 +48,8 @@ struct Active {
     case: &'static Case,
     run: u32,
     ticket: u64,
+    /// The settings of the case's bench, looked up once for the whole run.
+    settings: &'static Settings,
     state: Arc<RunState>,
     started: Instant,
     /// Why the run cannot be recorded, once that is known: its item fails with it.
@@ -62,15 +64,18 @@ enum Failure {
 
 impl Active {
     /// The run's start, recorded.
-    fn begin(case: &'static Case, run: u32) -> Active {
+    fn begin(case: &'static Case, run: u32, settings: &'static Settings) -> Active {
         // Under nextest the process's run was started before `main` (see `startup`).
-        let started = crate::harness::startup::take(case, run)
-            .unwrap_or_else(|| recorder::started(case, run));
-        let state = Arc::new(RunState::of_run(case, run));
+        let started = match crate::harness::startup::take(case, run) {
+            Some(started) => started,
+            None => recorder::started(case, run, settings),
+        };
+        let state = RunState::of_run(case, run);
         Active {
             case,
             run,
             ticket: started.ticket,
+            settings,
             state,
             started: Instant::now(),
             problem: std::cell::RefCell::new(started.problem),
@@ -79,27 +84,47 @@ impl Active {
 
     /// A run `PROB_STOP` skips (`harness::stopping`): started and recorded as stopped, with no
     /// setup, spacing or body, then judged as any run of its case.
-    fn skip(case: &'static Case, run: u32, note: String) -> Option<Failure> {
-        let active = Active::begin(case, run);
+    fn skip(
+        case: &'static Case,
+        run: u32,
+        settings: &'static Settings,
+        note: String,
+    ) -> Option<Failure> {
+        let active = Active::begin(case, run, settings);
         active.record(Outcome::Stopped, Some(note), None);
-        active.judge(Outcome::Stopped, None)
+        let failure = active.judge(Outcome::Stopped, None);
+        RunState::recycle(active.state);
+        failure
     }
 
-    fn start(case: &'static Case, run: u32) -> Result<Active, String> {
+    /// `timeout` is the case's, as `timeout::of` gives it.
+    fn start(
+        case: &'static Case,
+        run: u32,
+        settings: &'static Settings,
+        timeout: &Result<Option<std::time::Duration>, &'static str>,
+    ) -> Result<Active, String> {
         install_panic_hook();
-        let active = Active::begin(case, run);
-        let settings = settings::get(&case.bench.config);
-        let timeout_problem = crate::harness::timeout::of(case).err().or_else(|| {
-            crate::harness::frames::enabled()
-                .as_ref()
-                .err()
-                .map(String::as_str)
-        });
-        let ready = match settings.problem.as_deref().or(timeout_problem) {
+        let active = Active::begin(case, run, settings);
+        let problem = match (
+            &settings.problem,
+            timeout,
+            crate::harness::frames::enabled(),
+        ) {
+            (Some(problem), _, _) => Some(problem.as_str()),
+            (None, Err(problem), _) => Some(*problem),
+            (None, Ok(_), Err(problem)) => Some(problem.as_str()),
+            (None, Ok(_), Ok(_)) => None,
+        };
+        let ready = match problem {
             Some(problem) => Err(problem.to_string()),
-            None => {
-                registry::ensure_setup(case.bench).map(|()| recorder::space_start(settings.delay))
-            }
+            None => match registry::ensure_setup(case.bench) {
+                Ok(()) => {
+                    recorder::space_start(settings.delay);
+                    Ok(())
+                }
+                Err(message) => Err(message),
+            },
         };
         match ready {
             Ok(()) => Ok(Active {
@@ -117,11 +142,13 @@ impl Active {
     /// Classifies the body's result, records it, and says how the test item must end.
     fn finish(self, result: Result<Result<(), String>, Box<dyn Any + Send>>) -> Option<Failure> {
         let (outcome, failure) = self.classify(result);
-        self.judge(outcome, failure)
+        let failure = self.judge(outcome, failure);
+        RunState::recycle(self.state);
+        failure
     }
 
     /// How the test item of a run recorded as `outcome` must end.
-    fn judge(self, outcome: Outcome, failure: Option<Failure>) -> Option<Failure> {
+    fn judge(&self, outcome: Outcome, failure: Option<Failure>) -> Option<Failure> {
         if let Some(problem) = self.problem.take() {
             // A run the session does not hold fails its item, whatever its outcome, so that
             // libtest and nextest show why; a failing run's own panic stays the item's failure,
@@ -134,7 +161,7 @@ impl Active {
                 }
             });
         }
-        let settings = settings::get(&self.case.bench.config);
+        let settings = self.settings;
         let gate = crate::types::stats::stopping::judged_gate(
             crate::model::effective_gate(self.case.bench.gate(), &settings.stats),
             self.case.bench.needs_every_run(),
@@ -281,6 +308,7 @@ impl Active {
             self.ticket,
             self.case,
             self.run,
+            self.settings,
             Ending {
                 outcome,
                 message,
@@ -303,13 +331,12 @@ impl Active {
 /// How the item of a run ends when `PROB_STOP` has decided its case; `None` to run it. Off by
 /// default, when it costs one comparison.
 #[inline]
-fn stopped(case: &'static Case, run: u32) -> Option<Option<Failure>> {
-    let settings = settings::get(&case.bench.config);
+fn stopped(case: &'static Case, run: u32, settings: &'static Settings) -> Option<Option<Failure>> {
     if settings.stats.stop.is_off() {
         return None;
     }
     let note = crate::harness::stopping::decision(case, settings)?;
-    Some(Active::skip(case, run, note))
+    Some(Active::skip(case, run, settings, note))
 }
 
 #[track_caller]
@@ -326,15 +353,17 @@ fn fail_item(failure: Option<Failure>) {
 #[track_caller]
 pub fn run<R: BenchReturn + 'static>(case: &'static Case, run: u32, body: fn() -> R) {
     let _ended = case.item_end();
-    if let Some(failure) = stopped(case, run) {
+    let settings = settings::get(&case.bench.config);
+    if let Some(failure) = stopped(case, run, settings) {
         return fail_item(failure);
     }
-    let active = match Active::start(case, run) {
+    let timeout = crate::harness::timeout::of(case);
+    let active = match Active::start(case, run, settings, &timeout) {
         Ok(active) => active,
         Err(message) => panic!("{message}"),
     };
     let limit = case.bench.limit();
-    let result = match crate::harness::timeout::of(case) {
+    let result = match timeout {
         Ok(None) | Err(_) if limit.is_none() => {
             with_current(&active.state, || catch_unwind(|| body().into_result()))
         }

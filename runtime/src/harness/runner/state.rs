@@ -5,7 +5,7 @@
 //! Layer: harness.
 
 use std::any::Any;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use crate::harness::recording::RecordError;
@@ -43,12 +43,71 @@ pub(super) struct PanicNote {
     pub(super) frames: Option<String>,
 }
 
+/// States of finished runs that nothing holds any more, for later runs to take up. libtest
+/// starts a thread per test, so a state allocated and freed by each run costs the thread the
+/// allocator's set-up and the state's drop glue, several microseconds in a test binary built
+/// without optimizations; a spare state costs a lock.
+static SPARE: Mutex<Vec<Arc<RunState>>> = Mutex::new(Vec::new());
+
+/// At most this many spare states are kept: one per test thread is enough.
+const SPARE_LIMIT: usize = 64;
+
 impl RunState {
-    /// The state of run `run` of `case`, as it starts.
-    pub(super) fn of_run(case: &'static Case, run: u32) -> RunState {
-        RunState {
+    /// The state of run `run` of `case`, as it starts: a spare one when there is one.
+    pub(super) fn of_run(case: &'static Case, run: u32) -> Arc<RunState> {
+        let spare = SPARE
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .pop();
+        if let Some(mut state) = spare {
+            if let Some(fresh) = Arc::get_mut(&mut state) {
+                fresh.origin = Some((case, run));
+                return state;
+            }
+        }
+        Arc::new(RunState {
             origin: Some((case, run)),
             ..RunState::default()
+        })
+    }
+
+    /// Keeps the state of a finished run for a later one, unless anything else still holds it
+    /// (a handle the run gave out, a timed-out body's thread), whose records must keep
+    /// failing with [`RecordError::RunFinished`].
+    pub(super) fn recycle(mut state: Arc<RunState>) {
+        let Some(owned) = Arc::get_mut(&mut state) else {
+            return;
+        };
+        // Field by field (a new field fails to compile here until it is reset), keeping the
+        // vectors' room: assigning a fresh value would run the drop glue that keeping the state
+        // avoids.
+        let RunState {
+            data,
+            waits,
+            origin,
+        } = owned;
+        let RunData {
+            finished,
+            usage,
+            cost,
+            replayed,
+            panic,
+        } = data.get_mut().unwrap_or_else(|poison| poison.into_inner());
+        *finished = false;
+        usage.clear();
+        *cost = 0.0;
+        *replayed = None;
+        if panic.is_some() {
+            *panic = None;
+        }
+        let crate::harness::limits::Waits { since, by_key } =
+            waits.get_mut().unwrap_or_else(|poison| poison.into_inner());
+        *since = None;
+        by_key.clear();
+        *origin = None;
+        let mut spare = SPARE.lock().unwrap_or_else(|poison| poison.into_inner());
+        if spare.len() < SPARE_LIMIT {
+            spare.push(state);
         }
     }
 
@@ -98,29 +157,39 @@ impl RunState {
 }
 
 thread_local! {
-    static CURRENT: RefCell<Option<Arc<RunState>>> = const { RefCell::new(None) };
+    /// The run of this thread, while [`with_current`] runs it: a pointer into the `Arc` that
+    /// `with_current` borrows. A plain pointer rather than an `Arc` so that a thread (libtest
+    /// starts one per test) registers no destructor for it and sets it without counting.
+    static CURRENT: Cell<*const RunState> = const { Cell::new(std::ptr::null()) };
     /// Set by probtest's assertion macros just before they panic.
     static ASSERTING: Cell<bool> = const { Cell::new(false) };
 }
 
 pub(crate) fn current() -> Option<Arc<RunState>> {
-    CURRENT
-        .try_with(|current| current.borrow().clone())
-        .ok()
-        .flatten()
+    let pointer = CURRENT.try_with(Cell::get).ok()?;
+    if pointer.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null pointer was set by `with_current` from an `Arc` it borrows until it
+    // restores the previous value, so the allocation is alive with a strong count of at least
+    // one; counting one more makes the `Arc` built here an owner of its own.
+    #[allow(unsafe_code)]
+    unsafe {
+        Arc::increment_strong_count(pointer);
+        Some(Arc::from_raw(pointer))
+    }
 }
 
 /// Makes `state` the current run of this thread while `f` runs.
 pub(super) fn with_current<T>(state: &Arc<RunState>, f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<Arc<RunState>>);
+    struct Restore(*const RunState);
     impl Drop for Restore {
         fn drop(&mut self) {
-            let previous = self.0.take();
-            let _ = CURRENT.try_with(|current| *current.borrow_mut() = previous);
+            let _ = CURRENT.try_with(|current| current.set(self.0));
         }
     }
     let _ = ASSERTING.try_with(|flag| flag.set(false));
-    let previous = CURRENT.with(|current| current.borrow_mut().replace(state.clone()));
+    let previous = CURRENT.with(|current| current.replace(Arc::as_ptr(state)));
     let _restore = Restore(previous);
     f()
 }
@@ -182,6 +251,65 @@ pub(super) fn first_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_finished_run_held_elsewhere_keeps_refusing_records() {
+        // A handle the run gave out outlives it: its state is not taken up by a later run.
+        let state = Arc::new(RunState::default());
+        state.add_cost(1.0).expect("the run is in progress");
+        state.lock().finished = true;
+        let handle = state.clone();
+        RunState::recycle(state);
+        assert!(matches!(
+            handle.add_cost(1.0),
+            Err(RecordError::RunFinished)
+        ));
+        assert_eq!(handle.lock().cost, 1.0);
+    }
+
+    #[test]
+    fn a_recycled_state_starts_empty() {
+        let state = Arc::new(RunState::default());
+        state
+            .add_usage(TokenUsage {
+                model: "m".into(),
+                input_tokens: 1,
+                output_tokens: 2,
+                cached_input_tokens: 0,
+                cost: 0.5,
+            })
+            .expect("the run is in progress");
+        {
+            let mut data = state.lock();
+            data.finished = true;
+            data.cost = 2.0;
+            data.replayed = Some(1.0);
+            data.panic = Some(PanicNote {
+                message: "boom".into(),
+                location: None,
+                assertion: false,
+                frames: None,
+            });
+        }
+        state
+            .waits
+            .lock()
+            .expect("waits")
+            .by_key
+            .push(("key".into(), std::time::Duration::from_secs(1)));
+        RunState::recycle(state);
+        // Whatever spare a concurrent test left, every spare must be clean.
+        let spares: Vec<Arc<RunState>> = std::mem::take(&mut *SPARE.lock().expect("spares"));
+        assert!(!spares.is_empty());
+        for spare in &spares {
+            let data = spare.lock();
+            assert!(!data.finished && data.usage.is_empty() && data.cost == 0.0);
+            assert!(data.replayed.is_none() && data.panic.is_none());
+            let waits = spare.waits.lock().expect("waits");
+            assert!(waits.since.is_none() && waits.by_key.is_empty());
+            assert!(spare.origin.is_none());
+        }
+    }
 
     #[test]
     fn std_assertion_messages_are_recognised() {
