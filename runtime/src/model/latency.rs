@@ -4,6 +4,8 @@
 //!
 //! Layer: model. Imports only `crate::types` (and the model's rows and records).
 
+use std::ops::Range;
+
 use crate::model::case::CaseInfo;
 use crate::model::record::Record;
 use crate::model::report::Row;
@@ -25,22 +27,19 @@ fn terms(info: &CaseInfo, config: &StatsConfig) -> (f64, f64, Option<f64>) {
 }
 
 /// The latency of one row over its records (every record of the row's case, in any order).
-pub(crate) fn row_latency(row: &Row, records: &[&Record], config: &StatsConfig) -> LatencyResult {
+pub(crate) fn row_latency(row: &Row, records: &[Record], config: &StatsConfig) -> LatencyResult {
     let (quantile, level, max_latency) = terms(&row.info, config);
     // As a rate gate does, a gated case under `errors = exclude` leaves its errored runs out;
     // otherwise an errored run took its time like any other.
     let exclude =
         config.errors == ErrorPolicy::Exclude && (max_latency.is_some() || row.gate.is_some());
-    let counted = records.iter().filter(|record| {
-        !record.is_retry()
-            && matches!(
-                record.outcome,
-                Outcome::Pass | Outcome::Fail | Outcome::Error
-            )
-    });
-    let mut times = Vec::new();
+    let mut times = Vec::with_capacity(records.len());
     let mut excluded = 0;
-    for record in counted {
+    for record in records {
+        // Retries and skipped runs took no time of the case's sample.
+        if record.is_retry() || record.outcome == Outcome::Stopped {
+            continue;
+        }
         if exclude && record.outcome == Outcome::Error {
             excluded += 1;
         } else {
@@ -50,24 +49,16 @@ pub(crate) fn row_latency(row: &Row, records: &[&Record], config: &StatsConfig) 
     LatencyResult::of(times, excluded, quantile, level, max_latency)
 }
 
-/// Sets every row's latency from `records`, which list each row's records together, in the
-/// rows' order (as `Report::build` leaves them).
-pub(crate) fn settle(rows: &mut [Row], records: &[Record], config: &StatsConfig) {
-    let mut rest = records;
-    for row in rows {
-        let key = row.info.key();
-        let start = rest.iter().position(|record| record.key() == key);
-        let Some(start) = start else {
-            row.latency = Some(row_latency(row, &[], config));
-            continue;
-        };
-        let len = rest[start..]
-            .iter()
-            .position(|record| record.key() != key)
-            .unwrap_or(rest.len() - start);
-        let own: Vec<&Record> = rest[start..start + len].iter().collect();
-        row.latency = Some(row_latency(row, &own, config));
-        rest = &rest[start + len..];
+/// Sets every row's latency from its records: `records[ranges[i]]` are row `i`'s (as
+/// `Report::build` lays them out).
+pub(crate) fn settle(
+    rows: &mut [Row],
+    records: &[Record],
+    ranges: &[Range<usize>],
+    config: &StatsConfig,
+) {
+    for (row, range) in rows.iter_mut().zip(ranges) {
+        row.latency = Some(row_latency(row, &records[range.clone()], config));
     }
 }
 

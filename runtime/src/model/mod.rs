@@ -6,9 +6,11 @@
 
 pub(crate) mod aggregate;
 pub mod analysis;
+mod build;
 pub(crate) mod case;
 pub mod history;
 pub(crate) mod latency;
+pub(crate) mod order;
 pub mod plan;
 pub(crate) mod record;
 pub(crate) mod report;

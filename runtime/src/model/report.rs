@@ -8,18 +8,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::aggregate::aggregates;
 use crate::model::analysis::{BaselineResult, Comparison, Estimate, MetricAggregate};
-use crate::model::case::{effective_gate, infeasible, CaseInfo};
+use crate::model::case::{effective_gate, CaseInfo};
 use crate::model::record::Record;
-use crate::model::stopping::{stopping, Stop, Stopping};
+use crate::model::stopping::{Stop, Stopping};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::latency::LatencyResult;
 use crate::types::stats::stopping::judged_gate;
 use crate::types::stats::{ErrorPolicy, GateResult, GateSpec, Interval, StatsConfig};
 use crate::types::status::{status_text, Outcome, Status};
 use crate::types::sum::{is_saturated, saturating_add};
-use crate::types::time::rfc3339_now;
 use crate::types::usage::UsageTotals;
 
 /// The version of the report layout; bumped on incompatible changes. 2: gate verdicts in lower
@@ -326,6 +324,21 @@ impl Totals {
         }
     }
 
+    /// The totals of `records`, counted in their order.
+    pub(crate) fn of_records(records: &[Record]) -> Totals {
+        let mut totals = Totals::default();
+        for record in records {
+            if record.is_retry() {
+                totals.retries += 1;
+            } else {
+                totals.tally().add(record);
+            }
+        }
+        // The rate of the final counts: what `add` leaves after the last record.
+        totals.pass_rate = pass_rate(totals.passes, totals.count);
+        totals
+    }
+
     /// Takes back a provisional record, as [`Row::retract_provisional`] does.
     pub(crate) fn retract_provisional(&mut self) {
         self.tally().retract_provisional();
@@ -363,157 +376,7 @@ fn pass_rate(passes: u64, total: u64) -> f64 {
     }
 }
 
-/// The positions of `records` sorted by case, run and attempt. The sort compares numbers: each
-/// record's case is numbered first, by the case's place among the distinct keys, and the last
-/// few cases seen are remembered (a process's records come in runs of the few cases its test
-/// threads were running), so the strings are compared a few times per case rather than at
-/// every step of the sort, which in a test binary built without optimizations is most of what
-/// building a report at exit costs.
-fn record_order<T>(records: &[(Record, T)]) -> Vec<usize> {
-    use crate::types::key::CaseKey;
-    const RECENT: usize = 8;
-    let mut recent: Vec<(CaseKey<&str>, usize)> = Vec::with_capacity(RECENT);
-    let mut keys: Vec<CaseKey<&str>> = Vec::new();
-    for (record, _) in records {
-        let key = record.key();
-        if !recent.iter().any(|(known, _)| *known == key) {
-            if recent.len() == RECENT {
-                recent.remove(0);
-            }
-            recent.push((key, 0));
-            keys.push(key);
-        }
-    }
-    keys.sort_unstable();
-    keys.dedup();
-    recent.clear();
-    let numbered: Vec<(usize, u32, u32)> = records
-        .iter()
-        .map(|(record, _)| {
-            let key = record.key();
-            let number = match recent.iter().find(|(known, _)| *known == key) {
-                Some((_, number)) => *number,
-                None => {
-                    let number = keys
-                        .binary_search(&key)
-                        .expect("every record's key is among the distinct keys");
-                    if recent.len() == RECENT {
-                        recent.remove(0);
-                    }
-                    recent.push((key, number));
-                    number
-                }
-            };
-            (number, record.run, record.attempt)
-        })
-        .collect();
-    let mut order: Vec<usize> = (0..records.len()).collect();
-    order.sort_by_key(|&index| numbered[index]);
-    order
-}
-
 impl Report {
-    /// Builds rows and totals from records. `cases` describes the cases the records belong to;
-    /// a case without records gets no row, and a record of a case missing from `cases` still
-    /// counts, under a row that knows only its id.
-    pub fn build(
-        cases: impl IntoIterator<Item = CaseInfo>,
-        records: Vec<Record>,
-        config: &StatsConfig,
-    ) -> Report {
-        let with_nothing = records.into_iter().map(|record| (record, ())).collect();
-        Report::build_with(cases, with_nothing, config).0
-    }
-
-    /// [`Report::build`] for records that each carry a value along, returned in the order the
-    /// report lists the records.
-    pub(crate) fn build_with<T>(
-        cases: impl IntoIterator<Item = CaseInfo>,
-        records: Vec<(Record, T)>,
-        config: &StatsConfig,
-    ) -> (Report, Vec<T>) {
-        // Grouped by sorting, not hashing: no hasher keys are drawn (std's draw them from the
-        // OS per thread), and every process that prints a summary builds a report at exit.
-        let mut cases: Vec<CaseInfo> = cases.into_iter().collect();
-        // A case described twice keeps its last description.
-        cases.reverse();
-        cases.sort_by(|a, b| a.key().cmp(&b.key()));
-        cases.dedup_by(|later, first| later.key() == first.key());
-        let order = record_order(&records);
-        // Each record's row, and each row's records (in run order) as a range of `order`.
-        let mut row_of = vec![0; records.len()];
-        let mut rows: Vec<(Row, std::ops::Range<usize>)> = Vec::new();
-        let mut start = 0;
-        while start < order.len() {
-            let first = &records[order[start]].0;
-            let key = first.key();
-            let mut end = start + 1;
-            while end < order.len() && records[order[end]].0.key() == key {
-                end += 1;
-            }
-            let info = match cases.binary_search_by(|info| info.key().cmp(&key)) {
-                Ok(found) => cases[found].clone(),
-                Err(_) => CaseInfo::unknown(first),
-            };
-            for &index in &order[start..end] {
-                row_of[index] = rows.len();
-            }
-            rows.push((Row::new(info), start..end));
-            start = end;
-        }
-        // Counted in the order the records came, as a report kept run by run counts them.
-        for (index, (record, _)) in records.iter().enumerate() {
-            rows[row_of[index]].0.add(record);
-        }
-        rows.sort_by(|a, b| a.0.info.order_key().cmp(&b.0.info.order_key()));
-        let mut taken: Vec<Option<(Record, T)>> = records.into_iter().map(Some).collect();
-        let mut records: Vec<(Record, T)> = Vec::with_capacity(taken.len());
-        for (_, range) in &rows {
-            for &index in &order[range.clone()] {
-                records.extend(taken[index].take());
-            }
-        }
-        let mut rows: Vec<Row> = rows.into_iter().map(|(row, _)| row).collect();
-        for row in &mut rows {
-            row.settle(config);
-        }
-        // Totals follow the sorted records, so models are listed in the order rows first use them.
-        let mut totals = Totals::default();
-        for (record, _) in &records {
-            totals.add(record);
-        }
-        let (records, carried): (Vec<Record>, Vec<T>) = records.into_iter().unzip();
-        crate::model::latency::settle(&mut rows, &records, config);
-        let warnings = rows
-            .iter()
-            .flat_map(|row| {
-                infeasible(&row.info, config)
-                    .into_iter()
-                    .chain(crate::model::latency::infeasible(&row.info, config))
-            })
-            .chain(totals.overflow_warnings())
-            .collect();
-        let report = Report {
-            schema: SCHEMA_VERSION,
-            tool: "probtest".to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            created: rfc3339_now(),
-            session: None,
-            runs: rows.iter().map(|row| row.info.runs).max().unwrap_or(0),
-            exit_status: i32::from(rows.iter().any(|row| row.fails_session(config))),
-            stats_config: config.clone(),
-            totals,
-            aggregates: aggregates(&rows, config),
-            comparisons: Vec::new(),
-            baseline: None,
-            stopping: stopping(&rows, config),
-            warnings,
-            rows,
-            records,
-        };
-        (report, carried)
-    }
-
     /// The cases described by the rows, for rebuilding a report from its records.
     pub fn cases(&self) -> impl Iterator<Item = &CaseInfo> {
         self.rows.iter().map(|row| &row.info)

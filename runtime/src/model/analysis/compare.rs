@@ -307,6 +307,10 @@ fn place<'a>(row: &'a Row, axis: &str) -> Option<(&'a str, u32, String)> {
 /// order of its values) against its baseline, paired by input, adjusted as one family.
 pub(crate) fn comparisons(rows: &[Row], config: &StatsConfig) -> Vec<Comparison> {
     let mut out = Vec::new();
+    // Nothing compares: no function to group the rows by (an empty family needs no adjusting).
+    if config.compare.is_none() && rows.iter().all(|row| row.info.compare.is_none()) {
+        return out;
+    }
     for (name, mut group) in by_function(rows) {
         group.retain(|r| r.total > 0);
         let Some(spec) = group
