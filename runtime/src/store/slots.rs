@@ -21,6 +21,10 @@
 //! 16 elapsed (f64)    24 cost (f64)
 //! ```
 //!
+//! While a run is started and not finished, its elapsed field holds when it started (seconds
+//! since its process's first run), for that process's own account of a run that never finishes;
+//! readers take nothing from a started slot's numbers.
+//!
 //! The file is sparse: [`CAPACITY`] slots of address space, disk only for the pages written.
 //! A process with more runs records the rest as log lines.
 //!
@@ -154,9 +158,16 @@ impl SlotFile {
         }
     }
 
-    /// Records the start of run `seq` of the case `case_ref`; an error when its slot cannot
-    /// be given disk space.
-    pub(crate) fn start(&self, seq: u64, case_ref: u32, run: u32, attempt: u32) -> io::Result<()> {
+    /// Records the start of run `seq` of the case `case_ref`, `started_at` seconds after its
+    /// process's first run; an error when its slot cannot be given disk space.
+    pub(crate) fn start(
+        &self,
+        seq: u64,
+        case_ref: u32,
+        run: u32,
+        attempt: u32,
+        started_at: f64,
+    ) -> io::Result<()> {
         self.reserve(seq)?;
         let slot = self.slot(seq);
         // SAFETY: `slot` is the first byte of a whole slot inside the mapping, which lives as
@@ -173,6 +184,9 @@ impl SlotFile {
                 run.to_le(),
                 attempt.to_le(),
             ]);
+            slot.add(16)
+                .cast::<u64>()
+                .write_unaligned(started_at.to_bits().to_le());
             self.in_use().fetch_max(seq + 1, Ordering::Release);
             (*slot.add(15).cast::<AtomicU8>()).store(STARTED, Ordering::Release);
         }
@@ -191,6 +205,33 @@ impl SlotFile {
                 .write_unaligned([elapsed.to_bits().to_le(), cost.to_bits().to_le()]);
             (*slot.add(15).cast::<AtomicU8>()).store(FINISHED, Ordering::Release);
         }
+    }
+}
+
+impl SlotFile {
+    /// This process's slots in use, read back from its own mapping: each with the number in
+    /// its elapsed field, which for a run not finished is when it started (see
+    /// [`SlotFile::start`]).
+    pub(crate) fn read_own(&self) -> Vec<(ReadSlot, f64)> {
+        let in_use = self.in_use().load(Ordering::Acquire).min(CAPACITY);
+        let mut slots = Vec::with_capacity(in_use as usize);
+        for seq in 0..in_use {
+            let slot = self.slot(seq);
+            let mut bytes = [0u8; SLOT];
+            // SAFETY: as in `start`. The mark is read first, with acquire ordering: a slot
+            // marked finished has every field its run wrote before releasing the mark. A run
+            // finishing meanwhile changes only bytes that this copy, marked started, ignores.
+            #[allow(unsafe_code)]
+            unsafe {
+                bytes[15] = (*slot.add(15).cast::<AtomicU8>()).load(Ordering::Acquire);
+                std::ptr::copy_nonoverlapping(slot, bytes.as_mut_ptr(), 15);
+                std::ptr::copy_nonoverlapping(slot.add(16), bytes.as_mut_ptr().add(16), 16);
+            }
+            if let Some(read) = decode(seq, &bytes) {
+                slots.push((read, float_at(&bytes, 16)));
+            }
+        }
+        slots
     }
 }
 
@@ -227,6 +268,35 @@ pub(crate) struct ReadSlot {
     pub(crate) ended: Option<(Outcome, f64, f64)>,
 }
 
+/// A slot's bytes, as read back: `None` for a slot no run has started.
+fn decode(seq: u64, slot: &[u8]) -> Option<ReadSlot> {
+    let word = |at: usize| u32::from_le_bytes([slot[at], slot[at + 1], slot[at + 2], slot[at + 3]]);
+    let float = |at: usize| float_at(slot, at);
+    let ended = match (slot[15], slot[12]) {
+        (FINISHED, 0) => Some((Outcome::Pass, float(16), float(24))),
+        (FINISHED, 1) => Some((Outcome::Fail, float(16), float(24))),
+        (FINISHED, 3) => Some((Outcome::Stopped, float(16), float(24))),
+        (FINISHED, _) => Some((Outcome::Error, float(16), float(24))),
+        (STARTED, _) => None,
+        // Not started yet when the count was raised, or never: no run.
+        _ => return None,
+    };
+    Some(ReadSlot {
+        seq,
+        case_ref: word(0),
+        run: word(4),
+        attempt: word(8),
+        ended,
+    })
+}
+
+/// The little-endian `f64` at `at` of a slot.
+fn float_at(slot: &[u8], at: usize) -> f64 {
+    let mut bits = [0u8; 8];
+    bits.copy_from_slice(&slot[at..at + 8]);
+    f64::from_bits(u64::from_le_bytes(bits))
+}
+
 /// The slots in use of a slot file, read without mapping it.
 pub(crate) fn read(path: &Path) -> io::Result<Vec<ReadSlot>> {
     use std::io::Read;
@@ -245,32 +315,11 @@ pub(crate) fn read(path: &Path) -> io::Result<Vec<ReadSlot>> {
     let in_use = u64::from_le_bytes(header[8..16].try_into().unwrap_or_default()).min(CAPACITY);
     let mut bytes = vec![0u8; in_use as usize * SLOT];
     file.read_exact(&mut bytes)?;
-    let mut slots = Vec::with_capacity(in_use as usize);
-    for (seq, slot) in bytes.chunks_exact(SLOT).enumerate() {
-        let word =
-            |at: usize| u32::from_le_bytes([slot[at], slot[at + 1], slot[at + 2], slot[at + 3]]);
-        let float = |at: usize| {
-            let mut bits = [0u8; 8];
-            bits.copy_from_slice(&slot[at..at + 8]);
-            f64::from_bits(u64::from_le_bytes(bits))
-        };
-        let ended = match (slot[15], slot[12]) {
-            (FINISHED, 0) => Some((Outcome::Pass, float(16), float(24))),
-            (FINISHED, 1) => Some((Outcome::Fail, float(16), float(24))),
-            (FINISHED, 3) => Some((Outcome::Stopped, float(16), float(24))),
-            (FINISHED, _) => Some((Outcome::Error, float(16), float(24))),
-            (STARTED, _) => None,
-            // Not started yet when the count was raised, or never: no run.
-            _ => continue,
-        };
-        slots.push(ReadSlot {
-            seq: seq as u64,
-            case_ref: word(0),
-            run: word(4),
-            attempt: word(8),
-            ended,
-        });
-    }
+    let slots = bytes
+        .chunks_exact(SLOT)
+        .enumerate()
+        .filter_map(|(seq, slot)| decode(seq as u64, slot))
+        .collect();
     Ok(slots)
 }
 
@@ -283,12 +332,22 @@ mod tests {
     fn slots_read_back_as_written_and_an_unfinished_run_reads_as_started() {
         let dir = temp_sessions("slots");
         let slots = SlotFile::create(&dir, "12-34").expect("created");
-        slots.start(0, 3, 1, 1).expect("started");
+        slots.start(0, 3, 1, 1, 0.0).expect("started");
         slots.finish(0, Outcome::Fail, 0.25, 0.5);
-        slots.start(1, 3, 2, 1).expect("started");
-        slots.start(2, 7, 1, 2).expect("started");
+        slots.start(1, 3, 2, 1, 4.5).expect("started");
+        slots.start(2, 7, 1, 2, 0.0).expect("started");
         slots.finish(2, Outcome::Pass, 1e-7, 0.0);
         let read = read(slots.path()).expect("read");
+        // The process reads the same from its mapping, with the unfinished run's start.
+        let own = slots.read_own();
+        assert_eq!(
+            own.iter().map(|(slot, _)| slot.clone()).collect::<Vec<_>>(),
+            read
+        );
+        assert_eq!(
+            own.iter().map(|(_, number)| *number).collect::<Vec<_>>(),
+            [0.25, 4.5, 1e-7]
+        );
         assert_eq!(
             read,
             [

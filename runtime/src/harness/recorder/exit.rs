@@ -3,6 +3,7 @@
 //!
 //! Layer: harness.
 
+use super::runs::process_runs;
 use super::{as_session, joined, process};
 use crate::harness::registry;
 use crate::harness::settings;
@@ -22,20 +23,16 @@ fn own_runs(whole: SessionData) -> SessionData {
 /// descriptions of the cases they belong to.
 fn take_records() -> (Vec<CaseInfo>, Vec<Record>, (u64, Option<String>)) {
     let mut process = process();
-    let in_flight = std::mem::take(&mut process.in_flight);
-    let mut records = std::mem::take(&mut process.records);
+    let records = std::mem::take(&mut process.records);
+    let attempt = settings::peek().map_or(1, |s| s.attempt);
+    let runs = process_runs(&process, records, joined(), attempt);
+    process.in_flight.clear();
     let cases = std::mem::take(&mut process.cases);
     let unrecorded = (process.unrecorded, process.unrecorded_reason.clone());
     drop(process);
-    let attempt = settings::peek().map_or(1, |s| s.attempt);
-    for flight in in_flight {
-        let mut died = flight.died(attempt);
-        died.elapsed = flight.started.elapsed().as_secs_f64();
-        records.push(died);
-    }
     (
         cases.into_iter().map(|case| case.info().clone()).collect(),
-        records,
+        runs.into_iter().map(|run| run.record).collect(),
         unrecorded,
     )
 }

@@ -8,21 +8,26 @@
 
 use std::borrow::Cow;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::harness::registry::{self, Case};
 use crate::harness::settings::Settings;
-use crate::model::record::died_record;
 use crate::model::{CaseInfo, Record};
-use crate::store::writer::{RunEvent, RunFinished, RunStarted, SessionWriter, WriteError};
-use crate::store::{self, Session, SessionData};
+use crate::store::writer::{
+    RunEnded, RunEvent, RunFinished, RunStarted, SessionWriter, WriteError,
+};
+use crate::store::{self, Session};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::status::Outcome;
 use crate::types::usage::TokenUsage;
 use crate::types::usage::UsageTotals;
 
 mod exit;
+mod runs;
+
+use runs::{as_session, in_memory};
 
 /// How a run ended, as the runner reports it.
 pub(crate) struct Ending {
@@ -48,10 +53,15 @@ struct InFlight {
     unrecorded: bool,
 }
 
+/// What this process recorded. A run whose start went to a slot (`store::slots`) is there alone
+/// while it runs, and when it ends with nothing a slot cannot hold: it costs neither this lock
+/// nor a record, and is read back from the slot (see [`process_runs`]). Every other run is in
+/// flight here, then a record here, under its ticket.
 struct Process {
-    next_ticket: u64,
+    /// Runs in flight that are not in a slot.
     in_flight: Vec<InFlight>,
-    records: Vec<Record>,
+    /// Records by ticket: of runs not in a slot, and of runs in a slot whose end held text.
+    records: Vec<(u64, Record)>,
     /// Cases this process ran, in first-run order; each is described to the store once.
     cases: Vec<&'static Case>,
     /// Runs whose start or end the store could not take, and the first reason.
@@ -60,13 +70,21 @@ struct Process {
 }
 
 static PROCESS: Mutex<Process> = Mutex::new(Process {
-    next_ticket: 0,
     in_flight: Vec::new(),
     records: Vec::new(),
     cases: Vec::new(),
     unrecorded: 0,
     unrecorded_reason: None,
 });
+
+/// The next run's ticket: its number in this process, and its slot.
+static NEXT_TICKET: AtomicU64 = AtomicU64::new(0);
+
+/// When this process's first run started: what slots count their runs' starts from.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
 
 /// Separate from [`PROCESS`] so that a run waiting out the delay does not block others from
 /// recording.
@@ -177,6 +195,9 @@ pub(crate) struct Started {
     pub(crate) ticket: u64,
     /// Why the run cannot be recorded, when its start could not be: its item must fail.
     pub(crate) problem: Option<String>,
+    /// Whether its start is in a slot: then an end with nothing but its outcome, time and cost
+    /// goes to [`ended_in_slot`].
+    pub(crate) in_slot: bool,
 }
 
 /// Notes a run as started.
@@ -185,59 +206,76 @@ pub(crate) fn started(case: &'static Case, run: u32, settings: &'static Settings
     // runs no probtest code at all.
     static EXIT_HOOK: std::sync::Once = std::sync::Once::new();
     EXIT_HOOK.call_once(exit::register_exit_hook);
-    let (ticket, first_of_case) = {
-        let mut process = process();
-        let ticket = process.next_ticket;
-        process.next_ticket += 1;
-        process.in_flight.push(InFlight {
-            ticket,
-            case,
-            run,
-            started: Instant::now(),
-            unrecorded: false,
-        });
-        let first = case.first_sighting();
-        if first {
-            process.cases.push(case);
-        }
-        (ticket, first)
-    };
+    let ticket = NEXT_TICKET.fetch_add(1, Ordering::Relaxed);
+    let started_at = epoch().elapsed().as_secs_f64();
+    let first_of_case = case.first_sighting();
+    if first_of_case {
+        process().cases.push(case);
+    }
     let writer = match store(settings) {
         Store::Open(writer) => writer,
         Store::Broken(reason) => {
+            in_flight(ticket, case, run);
             let problem = unrecorded(ticket, case, run, reason, None);
             return Started {
                 ticket,
                 problem: Some(problem),
+                in_slot: false,
             };
         }
         Store::Absent => {
+            in_flight(ticket, case, run);
             return Started {
                 ticket,
                 problem: None,
-            }
+                in_slot: false,
+            };
         }
     };
-    let problem = {
-        let slot_ref = case.slot_ref();
-        // Built only when needed: this runs for every run.
-        let needs_info = first_of_case || writer.wants_descriptions() || slot_ref.get().is_none();
-        let info = needs_info.then(|| case.info());
-        if let (true, Some(info)) = (first_of_case, info) {
-            warn_if_infeasible(info, settings);
-        }
-        let event = RunEvent::Started(RunStarted {
-            seq: ticket,
-            identity: writer.writes_line_for(ticket).then(|| case.identity()),
-            run,
-            attempt: settings.attempt,
-            info,
-            first_in_process: first_of_case,
-            slot_ref,
-        });
-        written(writer, (ticket, case, run), false, writer.consume(&event))
-    };
-    Started { ticket, problem }
+    let in_slot = writer.in_slot(ticket);
+    if !in_slot {
+        in_flight(ticket, case, run);
+    }
+    let slot_ref = case.slot_ref();
+    // Built only when needed: this runs for every run.
+    let needs_info = first_of_case || writer.wants_descriptions() || slot_ref.get().is_none();
+    let info = needs_info.then(|| case.info());
+    if let (true, Some(info)) = (first_of_case, info) {
+        warn_if_infeasible(info, settings);
+    }
+    let event = RunEvent::Started(RunStarted {
+        seq: ticket,
+        identity: (!in_slot).then(|| case.identity()),
+        run,
+        attempt: settings.attempt,
+        info,
+        first_in_process: first_of_case,
+        slot_ref,
+        started_at,
+    });
+    let result = writer.consume(&event);
+    if in_slot && result.is_err() {
+        // The slot did not take the start: the run is kept in flight here, as one whose start
+        // the store does not have.
+        in_flight(ticket, case, run);
+    }
+    let problem = written(writer, (ticket, case, run), (false, false), result);
+    Started {
+        ticket,
+        in_slot: in_slot && problem.is_none(),
+        problem,
+    }
+}
+
+/// Keeps run `ticket` in flight in this process's memory: a run whose start is not in a slot.
+fn in_flight(ticket: u64, case: &'static Case, run: u32) {
+    process().in_flight.push(InFlight {
+        ticket,
+        case,
+        run,
+        started: Instant::now(),
+        unrecorded: false,
+    });
 }
 
 /// What became of an event: `None` when it was written, else the item's failure message. A run
@@ -247,14 +285,15 @@ pub(crate) fn started(case: &'static Case, run: u32, settings: &'static Settings
 fn written(
     writer: &SessionWriter,
     (ticket, case, run): (u64, &'static Case, u32),
-    ended: bool,
+    (ended, in_slot): (bool, bool),
     result: Result<(), WriteError>,
 ) -> Option<String> {
     let start_recorded = || {
-        process()
-            .in_flight
-            .iter()
-            .any(|flight| flight.ticket == ticket && !flight.unrecorded)
+        in_slot
+            || process()
+                .in_flight
+                .iter()
+                .any(|flight| flight.ticket == ticket && !flight.unrecorded)
     };
     match result {
         Ok(()) => None,
@@ -326,6 +365,7 @@ pub(crate) fn finished(
     case: &'static Case,
     run: u32,
     settings: &'static Settings,
+    in_slot: bool,
     ending: Ending,
 ) -> Option<String> {
     let record = to_record(case, run, settings.attempt, ending);
@@ -340,26 +380,61 @@ pub(crate) fn finished(
             info: writer.wants_descriptions().then(|| case.info()),
             record: &record,
         });
-        problem = written(writer, (ticket, case, run), true, writer.consume(&event));
+        let result = writer.consume(&event);
+        problem = written(writer, (ticket, case, run), (true, in_slot), result);
     }
     {
         let mut process = process();
-        if let Some(position) = process.in_flight.iter().position(|f| f.ticket == ticket) {
-            process.in_flight.swap_remove(position);
+        if !in_slot {
+            if let Some(position) = process.in_flight.iter().position(|f| f.ticket == ticket) {
+                process.in_flight.swap_remove(position);
+            }
+            if process.records.capacity() == 0 && !settings.per_test {
+                // Room for every run of the binary's cases at once: a growing vector of
+                // records would copy them all each time it doubles. (A nextest process holds
+                // one run; runs in slots keep no record here.)
+                process.records.reserve(registry::run_count());
+            }
         }
-        if process.records.capacity() == 0 && !settings.per_test {
-            // Room for every run of the binary's cases at once: a growing vector of records
-            // would copy them all each time it doubles. (A nextest process holds one run.)
-            process.records.reserve(registry::run_count());
-        }
-        process.records.push(record);
+        process.records.push((ticket, record));
     }
     if let Some(writer) = writer {
-        if let Err(error) = writer.fold_if_due(|| in_memory(writer, settings)) {
-            warn_once("update the session report", &error);
-        }
+        fold_if_due(writer, settings);
     }
     problem
+}
+
+/// Records the end of run `ticket`, whose start is in a slot, when it ended with nothing but
+/// its outcome, time and cost: in its slot alone, with no record built and no lock taken.
+/// Returns whether it did; when it did not, [`finished`] records the run.
+pub(crate) fn ended_in_slot(
+    ticket: u64,
+    outcome: Outcome,
+    elapsed: Duration,
+    cost: f64,
+    settings: &'static Settings,
+) -> bool {
+    let Some(writer) = joined() else {
+        return false;
+    };
+    let event = RunEvent::Ended(RunEnded {
+        seq: ticket,
+        outcome,
+        elapsed: elapsed.as_secs_f64(),
+        cost,
+    });
+    if writer.consume(&event).is_err() {
+        return false;
+    }
+    fold_if_due(writer, settings);
+    true
+}
+
+/// Folds this process's runs into the session report when a batch is due.
+fn fold_if_due(writer: &SessionWriter, settings: &Settings) {
+    if let Err(error) = writer.fold_if_due(|| in_memory(writer, settings)) {
+        warn_once("update the session report", &error);
+    }
 }
 
 /// Waits until `delay` has passed since the previous run of this process started; the first
@@ -429,67 +504,5 @@ fn to_record(case: &'static Case, run: u32, attempt: u32, ending: Ending) -> Rec
         waited: ending.waited.as_secs_f64(),
         waited_for: ending.waited_for,
         replayed: ending.replayed,
-    }
-}
-
-/// What this process recorded, as the store would give it back: its cases, its finished runs,
-/// and its runs in flight as errors that the report keeps a place for.
-fn in_memory(writer: &SessionWriter, settings: &Settings) -> SessionData {
-    let process = process();
-    let cases = process
-        .cases
-        .iter()
-        .map(|case| case.info().clone())
-        .collect();
-    let mut records = process.records.clone();
-    let mut open = vec![None; records.len()];
-    for flight in &process.in_flight {
-        records.push(flight.died(settings.attempt));
-        open.push(Some((writer.proc_id().to_string(), flight.ticket)));
-    }
-    let unrecorded = (process.unrecorded, process.unrecorded_reason.clone());
-    drop(process);
-    as_session(settings, cases, records, open, unrecorded)
-}
-
-/// What a process alone in its session holds, as the store would give it back.
-fn as_session(
-    settings: &Settings,
-    cases: Vec<CaseInfo>,
-    records: Vec<Record>,
-    open: Vec<Option<(String, u64)>>,
-    (unrecorded, reason): (u64, Option<String>),
-) -> SessionData {
-    let warnings = reason
-        .filter(|_| unrecorded > 0)
-        .map(|reason| store::unrecorded_warning(unrecorded, &reason))
-        .into_iter()
-        .collect();
-    SessionData {
-        cases,
-        records,
-        open,
-        per_test: settings.per_test,
-        report: settings.json.as_ref().map(|path| path.display.clone()),
-        stats: settings.stats.clone(),
-        unrecorded,
-        report_path: settings.json.as_ref().map(|path| path.resolved.clone()),
-        reconciled: 0,
-        items: Default::default(),
-        warnings,
-    }
-}
-
-impl InFlight {
-    /// The record of this run as an error: its process is exiting, or the run is not over.
-    fn died(&self, attempt: u32) -> Record {
-        let bench = self.case.bench;
-        died_record(
-            Cow::Borrowed(bench.package()),
-            Cow::Borrowed(bench.module()),
-            Cow::Borrowed(self.case.row_id),
-            self.run,
-            attempt,
-        )
     }
 }

@@ -48,6 +48,8 @@ struct Active {
     case: &'static Case,
     run: u32,
     ticket: u64,
+    /// Whether the run's start is in a slot (see `recorder::ended_in_slot`).
+    in_slot: bool,
     /// The settings of the case's bench, looked up once for the whole run.
     settings: &'static Settings,
     state: Arc<RunState>,
@@ -75,6 +77,7 @@ impl Active {
             case,
             run,
             ticket: started.ticket,
+            in_slot: started.in_slot,
             settings,
             state,
             started: Instant::now(),
@@ -304,16 +307,31 @@ impl Active {
                 )
             }
         };
+        let elapsed = self.started.elapsed().saturating_sub(waited);
+        // Most runs end with nothing but an outcome, a time and a cost: their slot takes them.
+        let bare = message.is_none()
+            && location.is_none()
+            && usage.is_empty()
+            && waited.is_zero()
+            && replayed.is_none();
+        if self.in_slot
+            && bare
+            && recorder::ended_in_slot(self.ticket, outcome, elapsed, cost, self.settings)
+        {
+            registry::run_finished(self.case.bench);
+            return;
+        }
         let problem = recorder::finished(
             self.ticket,
             self.case,
             self.run,
             self.settings,
+            self.in_slot,
             Ending {
                 outcome,
                 message,
                 location,
-                elapsed: self.started.elapsed().saturating_sub(waited),
+                elapsed,
                 cost,
                 usage,
                 waited,

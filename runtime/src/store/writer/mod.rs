@@ -24,16 +24,17 @@ use crate::model::{CaseInfo, Record, Report};
 use crate::store::live::{Change, ReportFile};
 use crate::store::log::ProcessFile;
 use crate::store::session_dir::{Session, SessionData};
-use crate::store::slots::{self, SlotFile};
+use crate::store::slots::{self, ReadSlot, SlotFile};
 use crate::types::stats::StatsConfig;
+use crate::types::status::Outcome;
 
 /// A run is about to execute.
 pub(crate) struct RunStarted<'a> {
     /// This process's number for the run.
     pub(crate) seq: u64,
     /// The case's identity fields as the log's start lines spell them, escaped once per case
-    /// (see `store_lines::identity_fragment`): given when [`SessionWriter::writes_line_for`]
-    /// the run.
+    /// (see `store_lines::identity_fragment`): given when the run is not
+    /// [`SessionWriter::in_slot`].
     pub(crate) identity: Option<&'a str>,
     /// 1-based run number.
     pub(crate) run: u32,
@@ -48,6 +49,9 @@ pub(crate) struct RunStarted<'a> {
     /// The case's number in this process's slots, set by the writer at the case's first run
     /// recorded in a slot; `info` is given while it is unset.
     pub(crate) slot_ref: &'a OnceLock<u32>,
+    /// When the run started, in seconds since the process's first run: what a slot holds of a
+    /// run that has not finished (see `store::slots`).
+    pub(crate) started_at: f64,
 }
 
 /// A run finished with `record`.
@@ -58,6 +62,17 @@ pub(crate) struct RunFinished<'a> {
     pub(crate) info: Option<&'a CaseInfo>,
     /// How it ended.
     pub(crate) record: &'a Record,
+}
+
+/// A run recorded in a slot ended with nothing a slot cannot hold: no message, location,
+/// usage, wait or replay (most runs that pass).
+pub(crate) struct RunEnded {
+    /// The number its start had.
+    pub(crate) seq: u64,
+    pub(crate) outcome: Outcome,
+    /// Seconds.
+    pub(crate) elapsed: f64,
+    pub(crate) cost: f64,
 }
 
 /// Why an event could not be handed on.
@@ -75,6 +90,9 @@ pub(crate) enum RunEvent<'a> {
     Started(RunStarted<'a>),
     /// A run finished.
     Finished(RunFinished<'a>),
+    /// A run recorded in a slot finished, as [`RunEnded`] says: written to its slot alone, with
+    /// no record built.
+    Ended(RunEnded),
 }
 
 /// The least time between two foldings of a process's runs into the session report, so that a
@@ -146,10 +164,17 @@ impl SessionWriter {
         self.report.is_some()
     }
 
-    /// Whether the start of run `seq` is a line of the log (which names the case by its
-    /// identity), not a slot.
-    pub(crate) fn writes_line_for(&self, seq: u64) -> bool {
-        self.slot_of(seq).is_none()
+    /// Whether run `seq` is recorded in a slot, so that its end may be a [`RunEvent::Ended`].
+    pub(crate) fn in_slot(&self, seq: u64) -> bool {
+        self.slot_of(seq).is_some()
+    }
+
+    /// This process's runs recorded in slots, read back (see [`SlotFile::read_own`]).
+    pub(crate) fn own_slots(&self) -> Vec<(ReadSlot, f64)> {
+        self.slots
+            .as_ref()
+            .map(SlotFile::read_own)
+            .unwrap_or_default()
     }
 
     /// The slot file, when run `seq` is recorded in it.
@@ -163,6 +188,7 @@ impl SessionWriter {
         let seq = match event {
             RunEvent::Started(started) => started.seq,
             RunEvent::Finished(finished) => finished.seq,
+            RunEvent::Ended(ended) => ended.seq,
         };
         match self.slot_of(seq) {
             Some(slots) => self
@@ -192,7 +218,13 @@ impl SessionWriter {
                     None => self.number_case(started)?,
                 };
                 slots
-                    .start(started.seq, case_ref, started.run, started.attempt)
+                    .start(
+                        started.seq,
+                        case_ref,
+                        started.run,
+                        started.attempt,
+                        started.started_at,
+                    )
                     .map_err(|error| crate::store::in_file(slots.path(), error))?;
             }
             RunEvent::Finished(finished) => {
@@ -210,6 +242,9 @@ impl SessionWriter {
                         .map_err(|error| self.in_log(error))?;
                 }
                 slots.finish(finished.seq, record.outcome, record.elapsed, record.cost);
+            }
+            RunEvent::Ended(ended) => {
+                slots.finish(ended.seq, ended.outcome, ended.elapsed, ended.cost);
             }
         }
         Ok(())
@@ -305,6 +340,10 @@ impl SessionWriter {
                     _ => log_line(false).map(drop),
                 }
             }
+            // The log has no line for an end without its record: only a slot holds it.
+            RunEvent::Ended(_) => Err(noted(io::Error::other(
+                "a run's end without its record comes for a run not recorded in a slot",
+            ))),
         }
     }
 

@@ -41,6 +41,7 @@ fn run(
             info: Some(&info).filter(|_| described || slot_ref.get().is_none()),
             first_in_process: first,
             slot_ref,
+            started_at: 0.0,
         }))
         .expect("started");
     let record = record(case, seq as u32 + 1, outcome, 0.0, vec![]);
@@ -243,6 +244,7 @@ fn a_process_of_many_runs_records_them_in_slots_and_their_texts_in_the_log() {
             info: None,
             first_in_process: false,
             slot_ref: &slot_ref,
+            started_at: 0.0,
         }))
         .expect("started");
     let log = fs::read_to_string(session.dir().join("runs.jsonl")).expect("the log");
@@ -270,5 +272,65 @@ fn a_process_of_many_runs_records_them_in_slots_and_their_texts_in_the_log() {
             (3, Outcome::Error, Some(crate::model::record::DIED_MESSAGE)),
         ]
     );
+    let _ = fs::remove_dir_all(sessions);
+}
+
+#[test]
+fn a_bare_end_goes_to_its_slot_alone_and_only_a_slot_takes_it() {
+    let sessions = temp_sessions("writer-ended");
+    let session = Session::new(&sessions, "s");
+    let writer = SessionWriter::open(session.clone(), false, None, &StatsConfig::default(), || 1)
+        .expect("opened");
+    let info = info("classify::a");
+    let slot_ref = OnceLock::new();
+    assert!(writer.in_slot(0));
+    writer
+        .consume(&RunEvent::Started(RunStarted {
+            seq: 0,
+            identity: None,
+            run: 1,
+            attempt: 1,
+            info: Some(&info),
+            first_in_process: true,
+            slot_ref: &slot_ref,
+            started_at: 0.0,
+        }))
+        .expect("started");
+    writer
+        .consume(&RunEvent::Ended(RunEnded {
+            seq: 0,
+            outcome: Outcome::Pass,
+            elapsed: 0.125,
+            cost: 0.5,
+        }))
+        .expect("ended");
+    let log = fs::read_to_string(session.dir().join("runs.jsonl")).expect("the log");
+    assert!(!log.contains("\"t\":\"end\""), "no end line: {log}");
+    let own = writer.own_slots();
+    assert_eq!(own.len(), 1);
+    assert_eq!(own[0].0.ended, Some((Outcome::Pass, 0.125, 0.5)));
+    let data = session.load().expect("the store");
+    assert_eq!(data.records.len(), 1);
+    assert_eq!(
+        (
+            data.records[0].outcome,
+            data.records[0].elapsed,
+            data.records[0].cost
+        ),
+        (Outcome::Pass, 0.125, 0.5)
+    );
+
+    // A process of one run (nextest's) has no slots: its ends are lines, and a bare end is
+    // refused as a store error rather than lost.
+    let lines =
+        SessionWriter::open(session, true, None, &StatsConfig::default(), || 1).expect("opened");
+    assert!(!lines.in_slot(0));
+    let refused = lines.consume(&RunEvent::Ended(RunEnded {
+        seq: 0,
+        outcome: Outcome::Pass,
+        elapsed: 0.0,
+        cost: 0.0,
+    }));
+    assert!(matches!(refused, Err(WriteError::Store(_))));
     let _ = fs::remove_dir_all(sessions);
 }
