@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use crate::format::store_lines::Line;
 use crate::model::{CaseInfo, Record};
 use crate::store::key::now_nanos;
-use crate::store::session_dir::Session;
+use crate::store::session_dir::{Pruning, Session};
 use crate::types::stats::StatsConfig;
 
 /// This process's handle on its session's file, appended to as runs start and end.
@@ -50,7 +50,13 @@ impl ProcessFile {
         let file = match OpenOptions::new().append(true).open(session.runs_file()) {
             Ok(file) => file,
             Err(_) => {
-                session.create()?;
+                // A process of many runs prunes old sessions while it runs, and its exit waits
+                // for that; a process of one run (nextest's) prunes them at once.
+                session.create_with(if per_test {
+                    Pruning::Now
+                } else {
+                    Pruning::Later
+                })?;
                 OpenOptions::new()
                     .create(true)
                     .append(true)

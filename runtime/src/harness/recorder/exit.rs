@@ -47,19 +47,21 @@ pub(super) fn register_exit_hook() {
 }
 
 extern "C" fn on_exit() {
-    if !exit_work_pending() {
-        return;
-    }
-    // The exiting thread's thread-locals may already be gone; a new thread has its own.
-    match std::thread::Builder::new()
-        .name("probtest-exit".into())
-        .spawn(finish_process)
-    {
-        Ok(handle) => {
-            let _ = handle.join();
+    if exit_work_pending() {
+        // The exiting thread's thread-locals may already be gone; a new thread has its own.
+        match std::thread::Builder::new()
+            .name("probtest-exit".into())
+            .spawn(finish_process)
+        {
+            Ok(handle) => {
+                let _ = handle.join();
+            }
+            Err(_) => finish_process(),
         }
-        Err(_) => finish_process(),
     }
+    // The old sessions' pruning that began with the session: the process leaves the sessions
+    // folder pruned.
+    store::finish_pruning();
 }
 
 /// Whether anything is left to do at exit. A nextest process whose run went to the store (and
