@@ -14,7 +14,8 @@ use std::sync::Mutex;
 use crate::format::store_lines::Line;
 use crate::model::{CaseInfo, Record};
 use crate::store::key::now_nanos;
-use crate::store::session_dir::{Pruning, Session};
+use crate::store::session_dir::Session;
+use crate::store::sessions::Pruning;
 use crate::types::stats::StatsConfig;
 
 /// This process's handle on its session's file, appended to as runs start and end.

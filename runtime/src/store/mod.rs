@@ -36,6 +36,7 @@ pub(crate) mod live;
 mod log;
 mod reconcile;
 mod session_dir;
+mod sessions;
 pub(crate) mod slots;
 pub(crate) mod stopping;
 mod target;
@@ -49,8 +50,9 @@ pub use history::{baseline_report, earlier_reports};
 pub use key::sanitize_key;
 pub(crate) use key::session_key;
 pub use reconcile::{Executed, DIED_BEFORE_SEEN, NOT_RECORDED};
-pub(crate) use session_dir::{finish_pruning, unrecorded_warning};
+pub(crate) use session_dir::unrecorded_warning;
 pub use session_dir::{Session, SessionData, KEEP_SESSIONS};
+pub(crate) use sessions::finish_pruning;
 pub(crate) use target::{tagged_target_dir_of, target_dir_of};
 
 /// The message of a run that started and never reported.

@@ -1,0 +1,202 @@
+//! The sessions folder: listing its sessions, and pruning the old ones when a session is made.
+//!
+//! Layer: store.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+use std::time::UNIX_EPOCH;
+
+use crate::store::session_dir::{Session, SessionFile, KEEP_SESSIONS};
+
+pub(super) fn list_sessions(sessions_dir: &Path) -> io::Result<Vec<(u128, Session)>> {
+    let entries = match fs::read_dir(sessions_dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(error),
+    };
+    let mut sessions = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(PRUNED_PREFIX)
+        {
+            continue;
+        }
+        let dir = entry.path();
+        // A folder is a session when a process made it one: anything else under the sessions
+        // root (a stray folder, a file) is not listed, and never pruned.
+        let is_session = dir.join("session.json").is_file() || dir.join("runs.jsonl").is_file();
+        if !dir.is_dir() || !is_session {
+            continue;
+        }
+        let started = fs::read(dir.join("session.json"))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<SessionFile>(&bytes).ok())
+            .map(|file| file.started)
+            .or_else(|| {
+                let modified = entry.metadata().ok()?.modified().ok()?;
+                Some(modified.duration_since(UNIX_EPOCH).ok()?.as_nanos())
+            })
+            .unwrap_or(0);
+        let key = entry.file_name().to_string_lossy().into_owned();
+        sessions.push((started, Session::listed(key, dir)));
+    }
+    Ok(sessions)
+}
+
+/// When the process that creates a session prunes the old ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pruning {
+    /// Before the session's first run.
+    Now,
+    /// On a thread of its own, while the runs go on, and done by the time the process exits
+    /// (see [`finish_pruning`]): for a process of many runs, whose exit waits for it. Removing
+    /// a folder of earlier sessions takes longer than a thousand short runs' bookkeeping.
+    Later,
+}
+
+/// The pruning this process left running on a thread of its own.
+static PRUNING: std::sync::Mutex<Option<std::thread::JoinHandle<()>>> = std::sync::Mutex::new(None);
+
+/// Names a pruned session's folder takes while it is removed, so that a removal cut short (its
+/// process killed) leaves no half session for readers to list; the next pruning ends it.
+const PRUNED_PREFIX: &str = ".pruned-";
+
+pub(super) fn prune_later(sessions_dir: &Path, current: &str) {
+    let (dir, key) = (sessions_dir.to_path_buf(), current.to_string());
+    let spawned = std::thread::Builder::new()
+        .name("probtest-prune".into())
+        .spawn(move || {
+            // Housekeeping: a session folder left for the next pruning costs nothing now.
+            let _ = prune(&dir, KEEP_SESSIONS, &key);
+        });
+    match spawned {
+        Ok(handle) => {
+            let mut pruning = PRUNING.lock().unwrap_or_else(|poison| poison.into_inner());
+            *pruning = Some(handle);
+        }
+        Err(_) => {
+            let _ = prune(sessions_dir, KEEP_SESSIONS, current);
+        }
+    }
+}
+
+/// Waits for the pruning this process left running, if any: at its exit.
+pub(crate) fn finish_pruning() {
+    let handle = PRUNING
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+        .take();
+    if let Some(handle) = handle {
+        let _ = handle.join();
+    }
+}
+
+/// Removes all but the newest `keep` sessions, never `current`, and what an earlier pruning
+/// left half removed.
+pub(super) fn prune(sessions_dir: &Path, keep: usize, current: &str) -> io::Result<()> {
+    let mut sessions = list_sessions(sessions_dir)?;
+    sessions.sort_by_key(|(started, _)| std::cmp::Reverse(*started));
+    for (_, session) in sessions.into_iter().skip(keep) {
+        if session.key() != current {
+            // Renamed first, then removed: another process may be pruning the same session at
+            // the same time, and then one rename fails and the other removes it.
+            let pruned = sessions_dir.join(format!(
+                "{PRUNED_PREFIX}{}-{}",
+                session.key(),
+                std::process::id()
+            ));
+            if fs::rename(session.dir(), &pruned).is_ok() {
+                let _ = fs::remove_dir_all(&pruned);
+            }
+        }
+    }
+    if let Ok(entries) = fs::read_dir(sessions_dir) {
+        for entry in entries.filter_map(Result::ok) {
+            // A removal another process has in progress may end either way: both ignore what
+            // the other removed.
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(PRUNED_PREFIX)
+            {
+                let _ = fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_support::temp_sessions;
+
+    #[test]
+    fn only_session_folders_are_listed() {
+        let sessions = temp_sessions("listing");
+        Session::new(&sessions, "real").create().expect("created");
+        fs::create_dir_all(sessions.join("report")).expect("a stray folder");
+        fs::write(sessions.join("runs.jsonl"), "").expect("a stray file");
+        let keys: Vec<String> = Session::list(&sessions)
+            .expect("listed")
+            .iter()
+            .map(|s| s.key().to_string())
+            .collect();
+        assert_eq!(keys, ["real"]);
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn pruning_later_ends_by_exit_and_a_removal_cut_short_is_finished() {
+        let sessions = temp_sessions("prune-later");
+        for index in 0..KEEP_SESSIONS {
+            Session::new(&sessions, &format!("s{index:02}"))
+                .create()
+                .expect("created");
+        }
+        // A pruned session whose removal was cut short: never listed, removed next time.
+        let cut_short = sessions.join(format!("{PRUNED_PREFIX}old-1"));
+        fs::create_dir_all(&cut_short).expect("made");
+        fs::write(cut_short.join("runs.jsonl"), "").expect("written");
+        assert_eq!(
+            list_sessions(&sessions).expect("listed").len(),
+            KEEP_SESSIONS
+        );
+        Session::new(&sessions, "new")
+            .create_with(Pruning::Later)
+            .expect("created");
+        finish_pruning();
+        assert_eq!(
+            list_sessions(&sessions).expect("listed").len(),
+            KEEP_SESSIONS
+        );
+        assert!(!sessions.join("s00").exists());
+        assert!(sessions.join("new").exists());
+        assert!(!cut_short.exists());
+        let _ = fs::remove_dir_all(sessions);
+    }
+
+    #[test]
+    fn old_sessions_are_pruned_but_never_the_current_one() {
+        let sessions = temp_sessions("prune");
+        for index in 0..(KEEP_SESSIONS + 3) {
+            Session::new(&sessions, &format!("s{index:02}"))
+                .create()
+                .expect("created");
+        }
+        let left = list_sessions(&sessions).expect("listed");
+        assert_eq!(left.len(), KEEP_SESSIONS);
+        let latest = Session::latest(&sessions).expect("listed").expect("some");
+        assert_eq!(latest.key(), format!("s{:02}", KEEP_SESSIONS + 2));
+        assert!(!sessions.join("s00").exists());
+        // The current session survives even when it is the oldest.
+        prune(&sessions, 1, "s05").expect("pruned");
+        assert!(sessions.join("s05").exists());
+        assert!(sessions.join(format!("s{:02}", KEEP_SESSIONS + 2)).exists());
+        assert!(!sessions.join(format!("s{:02}", KEEP_SESSIONS + 1)).exists());
+        let _ = fs::remove_dir_all(sessions);
+    }
+}
