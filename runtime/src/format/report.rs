@@ -160,15 +160,27 @@ pub(crate) fn record_identity(record: &Record) -> String {
 
 /// [`record`] with its identity fields already written by [`record_identity`].
 pub(crate) fn record_of(identity: &str, record: &Record) -> io::Result<String> {
+    let mut text = String::new();
+    push_record(&mut text, identity, record)?;
+    Ok(text)
+}
+
+/// Appends [`record_of`]'s text to `out`: a report writes thousands, each with no text of its
+/// own to allocate when it has no extras.
+pub(crate) fn push_record(out: &mut String, identity: &str, record: &Record) -> io::Result<()> {
+    use std::fmt::Write;
     let usage = serde_or(&record.usage, record.usage.is_empty(), "[]")?;
     let (message, error) = texts(record);
-    let cost = match spent(record) {
-        Some(cost) => Num(cost).to_string(),
-        None => "null".to_string(),
+    let extras = if record.waited != 0.0 || record.waited_for.is_some() || record.replayed.is_some()
+    {
+        Cow::Owned(record_extras(record))
+    } else {
+        Cow::Borrowed("")
     };
-    Ok(format!(
+    write!(
+        out,
         "{{{identity},\"run\":{},\"attempt\":{},\"outcome\":\"{}\",\
-         \"message\":{},\"error\":{},\"location\":{},\"elapsed\":{},\"cost\":{cost},\"usage\":{usage}{}}}",
+         \"message\":{},\"error\":{},\"location\":{},\"elapsed\":{},\"cost\":{},\"usage\":{usage}{extras}}}",
         record.run,
         record.attempt,
         record.outcome.name(),
@@ -176,8 +188,21 @@ pub(crate) fn record_of(identity: &str, record: &Record) -> io::Result<String> {
         OptionalStr(error),
         OptionalStr(record.location.as_deref()),
         Num(record.elapsed),
-        record_extras(record),
-    ))
+        Spent(spent(record)),
+    )
+    .map_err(io::Error::other)
+}
+
+/// A record's cost as [`spent`] gives it: a number, or `null`.
+struct Spent(Option<f64>);
+
+impl std::fmt::Display for Spent {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(cost) => Num(cost).fmt(out),
+            None => out.write_str("null"),
+        }
+    }
 }
 
 /// What follows a row's case fields: `"passes":…}`, as serde_json writes the rest of the row,

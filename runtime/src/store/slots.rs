@@ -10,8 +10,9 @@
 //! never missing. A run's text (its message, location and usage) is not in a slot: such a run
 //! also writes its end line to the session's log, which the reader prefers.
 //!
-//! Layout, little-endian: a 64-byte header (`PTS1`, then at 8 the number of slots in use),
-//! then [`SLOT`]-byte slots, slot `n` for the process's run `n`:
+//! Layout, little-endian: a 64-byte header (`PTS1`, then at 8 the number of slots given disk
+//! space, past every slot in use: raised a chunk at a time, not at each run, whose threads
+//! would all write the one word), then [`SLOT`]-byte slots, slot `n` for the process's run `n`:
 //!
 //! ```text
 //! 0  case ref (u32)   the case's `ref` in this process's case lines
@@ -86,6 +87,7 @@ impl SlotFile {
         let len = HEADER + CAPACITY as usize * SLOT;
         let mut first = vec![0u8; HEADER + CHUNK as usize * SLOT];
         first[..MAGIC.len()].copy_from_slice(MAGIC);
+        first[8..16].copy_from_slice(&CHUNK.to_le_bytes());
         let mapped = write_at(&file, 0, &first)
             .and_then(|()| file.set_len(len as u64))
             .and_then(|()| MmapOptions::new().len(len).map_raw(&file));
@@ -124,6 +126,8 @@ impl SlotFile {
         let zeros = vec![0u8; ((want - have) as usize) * SLOT];
         write_at(&self.file, (HEADER + have as usize * SLOT) as u64, &zeros)?;
         self.allocated.store(want, Ordering::Release);
+        // Readers read this far: every slot a run may start from now on.
+        self.in_use().store(want, Ordering::Release);
         Ok(())
     }
 
@@ -187,7 +191,6 @@ impl SlotFile {
             slot.add(16)
                 .cast::<u64>()
                 .write_unaligned(started_at.to_bits().to_le());
-            self.in_use().fetch_max(seq + 1, Ordering::Release);
             (*slot.add(15).cast::<AtomicU8>()).store(STARTED, Ordering::Release);
         }
         Ok(())
@@ -209,26 +212,35 @@ impl SlotFile {
 }
 
 impl SlotFile {
-    /// This process's slots in use, read back from its own mapping: each with the number in
-    /// its elapsed field, which for a run not finished is when it started (see
-    /// [`SlotFile::start`]).
-    pub(crate) fn read_own(&self) -> Vec<(ReadSlot, f64)> {
-        let in_use = self.in_use().load(Ordering::Acquire).min(CAPACITY);
+    /// This process's slots of its first `issued` runs, read back from its own mapping: each
+    /// with the number in its elapsed field, which for a run not finished is when it started
+    /// (see [`SlotFile::start`]).
+    pub(crate) fn read_own(&self, issued: u64) -> Vec<(ReadSlot, f64)> {
+        let in_use = self
+            .in_use()
+            .load(Ordering::Acquire)
+            .min(issued)
+            .min(CAPACITY);
         let mut slots = Vec::with_capacity(in_use as usize);
         for seq in 0..in_use {
             let slot = self.slot(seq);
-            let mut bytes = [0u8; SLOT];
             // SAFETY: as in `start`. The mark is read first, with acquire ordering: a slot
             // marked finished has every field its run wrote before releasing the mark. A run
-            // finishing meanwhile changes only bytes that this copy, marked started, ignores.
+            // finishing meanwhile changes only fields that a slot read as started ignores.
+            // Read field by field, as `start` writes them: a process reads back every run.
             #[allow(unsafe_code)]
-            unsafe {
-                bytes[15] = (*slot.add(15).cast::<AtomicU8>()).load(Ordering::Acquire);
-                std::ptr::copy_nonoverlapping(slot, bytes.as_mut_ptr(), 15);
-                std::ptr::copy_nonoverlapping(slot.add(16), bytes.as_mut_ptr().add(16), 16);
-            }
-            if let Some(read) = decode(seq, &bytes) {
-                slots.push((read, float_at(&bytes, 16)));
+            let (mark, words, outcome, numbers) = unsafe {
+                (
+                    (*slot.add(15).cast::<AtomicU8>()).load(Ordering::Acquire),
+                    slot.cast::<[u32; 3]>().read_unaligned(),
+                    slot.add(12).read(),
+                    slot.add(16).cast::<[u64; 2]>().read_unaligned(),
+                )
+            };
+            let numbers = numbers.map(|bits| f64::from_bits(u64::from_le(bits)));
+            let words = words.map(u32::from_le);
+            if let Some(read) = fields(seq, mark, words, outcome, numbers) {
+                slots.push((read, numbers[0]));
             }
         }
         slots
@@ -271,30 +283,45 @@ pub(crate) struct ReadSlot {
 /// A slot's bytes, as read back: `None` for a slot no run has started.
 fn decode(seq: u64, slot: &[u8]) -> Option<ReadSlot> {
     let word = |at: usize| u32::from_le_bytes([slot[at], slot[at + 1], slot[at + 2], slot[at + 3]]);
-    let float = |at: usize| float_at(slot, at);
-    let ended = match (slot[15], slot[12]) {
-        (FINISHED, 0) => Some((Outcome::Pass, float(16), float(24))),
-        (FINISHED, 1) => Some((Outcome::Fail, float(16), float(24))),
-        (FINISHED, 3) => Some((Outcome::Stopped, float(16), float(24))),
-        (FINISHED, _) => Some((Outcome::Error, float(16), float(24))),
+    let float = |at: usize| {
+        let mut bits = [0u8; 8];
+        bits.copy_from_slice(&slot[at..at + 8]);
+        f64::from_bits(u64::from_le_bytes(bits))
+    };
+    fields(
+        seq,
+        slot[15],
+        [word(0), word(4), word(8)],
+        slot[12],
+        [float(16), float(24)],
+    )
+}
+
+/// A slot from its fields: its mark, case ref, run and attempt, outcome, and numbers (elapsed
+/// and cost); `None` for a slot no run has started.
+fn fields(
+    seq: u64,
+    mark: u8,
+    [case_ref, run, attempt]: [u32; 3],
+    outcome: u8,
+    [elapsed, cost]: [f64; 2],
+) -> Option<ReadSlot> {
+    let ended = match (mark, outcome) {
+        (FINISHED, 0) => Some((Outcome::Pass, elapsed, cost)),
+        (FINISHED, 1) => Some((Outcome::Fail, elapsed, cost)),
+        (FINISHED, 3) => Some((Outcome::Stopped, elapsed, cost)),
+        (FINISHED, _) => Some((Outcome::Error, elapsed, cost)),
         (STARTED, _) => None,
         // Not started yet when the count was raised, or never: no run.
         _ => return None,
     };
     Some(ReadSlot {
         seq,
-        case_ref: word(0),
-        run: word(4),
-        attempt: word(8),
+        case_ref,
+        run,
+        attempt,
         ended,
     })
-}
-
-/// The little-endian `f64` at `at` of a slot.
-fn float_at(slot: &[u8], at: usize) -> f64 {
-    let mut bits = [0u8; 8];
-    bits.copy_from_slice(&slot[at..at + 8]);
-    f64::from_bits(u64::from_le_bytes(bits))
 }
 
 /// The slots in use of a slot file, read without mapping it.
@@ -339,7 +366,7 @@ mod tests {
         slots.finish(2, Outcome::Pass, 1e-7, 0.0);
         let read = read(slots.path()).expect("read");
         // The process reads the same from its mapping, with the unfinished run's start.
-        let own = slots.read_own();
+        let own = slots.read_own(3);
         assert_eq!(
             own.iter().map(|(slot, _)| slot.clone()).collect::<Vec<_>>(),
             read

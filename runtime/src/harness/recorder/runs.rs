@@ -5,7 +5,9 @@
 
 use std::borrow::Cow;
 
-use super::{epoch, process, InFlight, Process};
+use std::sync::atomic::Ordering;
+
+use super::{epoch, process, InFlight, Process, NEXT_TICKET};
 use crate::harness::registry::Case;
 use crate::harness::settings::Settings;
 use crate::model::record::died_record;
@@ -58,7 +60,10 @@ pub(super) fn process_runs(
     writer: Option<&SessionWriter>,
     attempt: u32,
 ) -> Vec<OwnRun> {
-    let slots = writer.map(SessionWriter::own_slots).unwrap_or_default();
+    let issued = NEXT_TICKET.load(Ordering::Acquire);
+    let slots = writer
+        .map(|writer| writer.own_slots(issued))
+        .unwrap_or_default();
     let mut runs = Vec::with_capacity(records.len() + process.in_flight.len() + slots.len());
     // A run in a slot with a record here (its end held text) is taken from the record.
     let mut recorded = vec![false; slots.len()];

@@ -165,11 +165,17 @@ impl Active {
             });
         }
         let settings = self.settings;
-        let gate = crate::types::stats::stopping::judged_gate(
-            crate::model::effective_gate(self.case.bench.gate(), &settings.stats),
-            self.case.bench.needs_every_run(),
-            &settings.stats,
-        );
+        // Most cases have no gate of their own or from the settings: nothing to work out.
+        let gated = self.case.bench.gate().is_some() || settings.stats.min_rate.is_some();
+        let gate = gated
+            .then(|| {
+                crate::types::stats::stopping::judged_gate(
+                    crate::model::effective_gate(self.case.bench.gate(), &settings.stats),
+                    self.case.bench.needs_every_run(),
+                    &settings.stats,
+                )
+            })
+            .flatten();
         let (counts, last_run) = self.case.count(outcome);
         let Some(gate) = gate else {
             if self.case.bench.has_margin()

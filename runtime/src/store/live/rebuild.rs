@@ -7,7 +7,7 @@ use std::fs;
 use std::io;
 use std::time::Duration;
 
-use crate::format::report::{record_identity, record_of};
+use crate::format::report::{push_record, record_identity, record_of};
 use crate::model::aggregate::FunctionSums;
 use crate::model::{Record, Report};
 use crate::store::atomic::write_atomically;
@@ -110,6 +110,9 @@ impl ReportFile {
         text.push_str(&" ".repeat(free as usize));
         let rows_end = text.len() as u64;
         text.push_str("\n],\"records\":[");
+        // Room for the records at once (a record takes some 250 bytes): a text grown by
+        // doubling copies itself each time, some megabytes in all.
+        text.reserve(report.records.len() * 288);
         // Records come grouped by case: each case's identity is escaped once.
         let mut identity: Option<(&Record, String)> = None;
         for (position, (record, open)) in report.records.iter().zip(open).enumerate() {
@@ -118,10 +121,10 @@ impl ReportFile {
                 Some((first, fields)) if first.key() == record.key() => fields,
                 _ => &identity.insert((record, record_identity(record))).1,
             };
-            let record_text = record_of(fields, record)?;
             let offset = text.len() as u64;
             match open {
                 Some((proc, seq)) => {
+                    let record_text = record_of(fields, record)?;
                     let capacity = record_text.len() as u64 + RECORD_SLACK;
                     text.push_str(&padded(record_text, capacity).unwrap_or_default());
                     if let Some(state) = states.iter_mut().find(|state| state.key() == record.key())
@@ -133,7 +136,7 @@ impl ReportFile {
                         });
                     }
                 }
-                None => text.push_str(&record_text),
+                None => push_record(&mut text, fields, record)?,
             }
         }
         let records_end = text.len() as u64;

@@ -169,11 +169,12 @@ impl SessionWriter {
         self.slot_of(seq).is_some()
     }
 
-    /// This process's runs recorded in slots, read back (see [`SlotFile::read_own`]).
-    pub(crate) fn own_slots(&self) -> Vec<(ReadSlot, f64)> {
+    /// This process's runs recorded in slots, of its first `issued`, read back (see
+    /// [`SlotFile::read_own`]).
+    pub(crate) fn own_slots(&self, issued: u64) -> Vec<(ReadSlot, f64)> {
         self.slots
             .as_ref()
-            .map(SlotFile::read_own)
+            .map(|slots| slots.read_own(issued))
             .unwrap_or_default()
     }
 

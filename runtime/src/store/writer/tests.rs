@@ -306,7 +306,7 @@ fn a_bare_end_goes_to_its_slot_alone_and_only_a_slot_takes_it() {
         .expect("ended");
     let log = fs::read_to_string(session.dir().join("runs.jsonl")).expect("the log");
     assert!(!log.contains("\"t\":\"end\""), "no end line: {log}");
-    let own = writer.own_slots();
+    let own = writer.own_slots(1);
     assert_eq!(own.len(), 1);
     assert_eq!(own[0].0.ended, Some((Outcome::Pass, 0.125, 0.5)));
     let data = session.load().expect("the store");
