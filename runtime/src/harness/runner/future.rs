@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use super::state::{with_current, RunState};
+use super::state::{with_current, RunCell, RunState};
 use super::{fail_item, stopped, Active, BenchReturn};
 use crate::harness::registry::Case;
 
@@ -43,14 +43,14 @@ where
         };
         let body = CatchUnwind {
             future: Box::pin(body),
-            state: active.state.clone(),
+            state: active.cell.state().clone(),
         };
         let result = match timeout {
             Ok(None) | Err(_) => body.await.map(BenchReturn::into_result),
             Ok(Some(timeout)) => {
                 let deadline = crate::harness::timeout::Deadline::new(
                     body,
-                    active.state.clone(),
+                    active.cell.state().clone(),
                     active.started,
                     timeout,
                 );
@@ -76,7 +76,7 @@ impl<F: Future> Future for CatchUnwind<F> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let future = &mut this.future;
-        match with_current(&this.state, || {
+        match with_current(&RunCell::holding(this.state.clone()), || {
             catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)))
         }) {
             Ok(Poll::Pending) => Poll::Pending,

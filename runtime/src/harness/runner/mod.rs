@@ -4,7 +4,6 @@
 
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind};
-use std::sync::Arc;
 use std::time::Instant;
 
 use crate::harness::recorder::{self, Ending};
@@ -17,7 +16,7 @@ mod future;
 mod state;
 
 pub use future::run_async;
-pub(crate) use state::{current, mark_assertion, panic_message, RunState};
+pub(crate) use state::{current, mark_assertion, panic_message, RunCell, RunState};
 use state::{first_line, install_panic_hook, is_std_assertion, with_current, PanicNote};
 
 /// What a bench function may return: `()` or `Result<(), E: Debug>`.
@@ -52,7 +51,7 @@ struct Active {
     in_slot: bool,
     /// The settings of the case's bench, looked up once for the whole run.
     settings: &'static Settings,
-    state: Arc<RunState>,
+    cell: RunCell,
     started: Instant,
     /// Why the run cannot be recorded, once that is known: its item fails with it.
     problem: std::cell::RefCell<Option<String>>,
@@ -72,14 +71,14 @@ impl Active {
             Some(started) => started,
             None => recorder::started(case, run, settings),
         };
-        let state = RunState::of_run(case, run);
+        let cell = RunCell::of_run(case, run);
         Active {
             case,
             run,
             ticket: started.ticket,
             in_slot: started.in_slot,
             settings,
-            state,
+            cell,
             started: Instant::now(),
             problem: std::cell::RefCell::new(started.problem),
         }
@@ -95,9 +94,7 @@ impl Active {
     ) -> Option<Failure> {
         let active = Active::begin(case, run, settings);
         active.record(Outcome::Stopped, Some(note), None);
-        let failure = active.judge(Outcome::Stopped, None);
-        RunState::recycle(active.state);
-        failure
+        active.judge(Outcome::Stopped, None)
     }
 
     /// `timeout` is the case's, as `timeout::of` gives it.
@@ -145,9 +142,7 @@ impl Active {
     /// Classifies the body's result, records it, and says how the test item must end.
     fn finish(self, result: Result<Result<(), String>, Box<dyn Any + Send>>) -> Option<Failure> {
         let (outcome, failure) = self.classify(result);
-        let failure = self.judge(outcome, failure);
-        RunState::recycle(self.state);
-        failure
+        self.judge(outcome, failure)
     }
 
     /// How the test item of a run recorded as `outcome` must end.
@@ -262,7 +257,7 @@ impl Active {
                 (Outcome::Error, Some(Failure::Message(message)))
             }
             Err(payload) => {
-                let note = self.state.lock().panic.take();
+                let note = self.cell.made().and_then(|state| state.lock().panic.take());
                 let (outcome, message, location) = match note {
                     Some(note) => (
                         if note.assertion {
@@ -296,21 +291,26 @@ impl Active {
     }
 
     fn record(&self, outcome: Outcome, message: Option<String>, location: Option<String>) {
-        let (usage, cost, replayed) = {
-            let mut data = self.state.lock();
-            data.finished = true;
-            (std::mem::take(&mut data.usage), data.cost, data.replayed)
-        };
-        let (waited, waited_for) = {
-            let waits = self.state.waits.lock().unwrap_or_else(|p| p.into_inner());
-            // Most runs take no limit: nothing to add up.
-            if waits.since.is_none() && waits.by_key.is_empty() {
-                (std::time::Duration::ZERO, None)
-            } else {
-                (
-                    waits.total(Instant::now()),
-                    waits.longest().map(str::to_string),
-                )
+        // A run that asked for nothing made no state, and has nothing in one.
+        let (usage, cost, replayed, waited, waited_for) = match self.cell.made() {
+            None => (Vec::new(), 0.0, None, std::time::Duration::ZERO, None),
+            Some(state) => {
+                let (usage, cost, replayed) = {
+                    let mut data = state.lock();
+                    data.finished = true;
+                    (std::mem::take(&mut data.usage), data.cost, data.replayed)
+                };
+                let waits = state.waits.lock().unwrap_or_else(|p| p.into_inner());
+                // Most runs take no limit: nothing to add up.
+                let (waited, waited_for) = if waits.since.is_none() && waits.by_key.is_empty() {
+                    (std::time::Duration::ZERO, None)
+                } else {
+                    (
+                        waits.total(Instant::now()),
+                        waits.longest().map(str::to_string),
+                    )
+                };
+                (usage, cost, replayed, waited, waited_for)
             }
         };
         let elapsed = self.started.elapsed().saturating_sub(waited);
@@ -389,15 +389,18 @@ pub fn run<R: BenchReturn + 'static>(case: &'static Case, run: u32, body: fn() -
     let limit = case.bench.limit();
     let result = match timeout {
         Ok(None) | Err(_) if limit.is_none() => {
-            with_current(&active.state, || catch_unwind(|| body().into_result()))
+            with_current(&active.cell, || catch_unwind(|| body().into_result()))
         }
-        Ok(None) | Err(_) => with_current(&active.state, || catch_unwind(|| limited(limit, body))),
+        Ok(None) | Err(_) => with_current(&active.cell, || catch_unwind(|| limited(limit, body))),
         Ok(Some(timeout)) => {
-            let state = active.state.clone();
-            let on_thread =
-                Box::new(move || with_current(&state, || catch_unwind(|| limited(limit, body))));
+            let state = active.cell.state().clone();
+            let on_thread = Box::new(move || {
+                with_current(&RunCell::holding(state), || {
+                    catch_unwind(|| limited(limit, body))
+                })
+            });
             let timed = crate::harness::timeout::run_on_thread(
-                &active.state,
+                active.cell.state(),
                 active.started,
                 timeout,
                 on_thread,
@@ -428,7 +431,7 @@ impl Active {
         timeout: std::time::Duration,
     ) -> Result<Result<(), String>, Box<dyn Any + Send>> {
         let message = crate::harness::timeout::message(timeout);
-        self.state.lock().panic = Some(PanicNote {
+        self.cell.state().lock().panic = Some(PanicNote {
             message: message.clone(),
             location: None,
             assertion: false,

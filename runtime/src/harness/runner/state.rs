@@ -6,7 +6,7 @@
 
 use std::any::Any;
 use std::cell::Cell;
-use std::sync::{Arc, Mutex, MutexGuard, Once};
+use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock};
 
 use crate::harness::recording::RecordError;
 use crate::harness::registry::Case;
@@ -43,74 +43,49 @@ pub(super) struct PanicNote {
     pub(super) frames: Option<String>,
 }
 
-/// States of finished runs that nothing holds any more, for later runs to take up. libtest
-/// starts a thread per test, so a state allocated and freed by each run costs the thread the
-/// allocator's set-up and the state's drop glue, several microseconds in a test binary built
-/// without optimizations; a spare state costs a lock.
-static SPARE: Mutex<Vec<Arc<RunState>>> = Mutex::new(Vec::new());
+/// A run's shared state, made when something first needs it (a recording call, a handle, the
+/// panic hook, a timeout's thread): most runs need none, and a state made and dropped at every
+/// run costs more than a short run's own bookkeeping in a test binary built without
+/// optimizations.
+pub(crate) struct RunCell {
+    origin: Option<(&'static Case, u32)>,
+    state: OnceLock<Arc<RunState>>,
+}
 
-/// At most this many spare states are kept: one per test thread is enough.
-const SPARE_LIMIT: usize = 64;
-
-impl RunState {
-    /// The state of run `run` of `case`, as it starts: a spare one when there is one.
-    pub(super) fn of_run(case: &'static Case, run: u32) -> Arc<RunState> {
-        let spare = SPARE
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .pop();
-        if let Some(mut state) = spare {
-            if let Some(fresh) = Arc::get_mut(&mut state) {
-                fresh.origin = Some((case, run));
-                return state;
-            }
-        }
-        Arc::new(RunState {
+impl RunCell {
+    /// The cell of run `run` of `case`, as it starts: no state yet.
+    pub(super) fn of_run(case: &'static Case, run: u32) -> RunCell {
+        RunCell {
             origin: Some((case, run)),
-            ..RunState::default()
+            state: OnceLock::new(),
+        }
+    }
+
+    /// A cell holding `state`, made already: for another thread of the same run.
+    pub(super) fn holding(state: Arc<RunState>) -> RunCell {
+        RunCell {
+            origin: state.origin,
+            state: OnceLock::from(state),
+        }
+    }
+
+    /// The run's state, made now if nothing made it yet.
+    pub(super) fn state(&self) -> &Arc<RunState> {
+        self.state.get_or_init(|| {
+            Arc::new(RunState {
+                origin: self.origin,
+                ..RunState::default()
+            })
         })
     }
 
-    /// Keeps the state of a finished run for a later one, unless anything else still holds it
-    /// (a handle the run gave out, a timed-out body's thread), whose records must keep
-    /// failing with [`RecordError::RunFinished`].
-    pub(super) fn recycle(mut state: Arc<RunState>) {
-        let Some(owned) = Arc::get_mut(&mut state) else {
-            return;
-        };
-        // Field by field (a new field fails to compile here until it is reset), keeping the
-        // vectors' room: assigning a fresh value would run the drop glue that keeping the state
-        // avoids.
-        let RunState {
-            data,
-            waits,
-            origin,
-        } = owned;
-        let RunData {
-            finished,
-            usage,
-            cost,
-            replayed,
-            panic,
-        } = data.get_mut().unwrap_or_else(|poison| poison.into_inner());
-        *finished = false;
-        usage.clear();
-        *cost = 0.0;
-        *replayed = None;
-        if panic.is_some() {
-            *panic = None;
-        }
-        let crate::harness::limits::Waits { since, by_key } =
-            waits.get_mut().unwrap_or_else(|poison| poison.into_inner());
-        *since = None;
-        by_key.clear();
-        *origin = None;
-        let mut spare = SPARE.lock().unwrap_or_else(|poison| poison.into_inner());
-        if spare.len() < SPARE_LIMIT {
-            spare.push(state);
-        }
+    /// The run's state, if anything made it.
+    pub(super) fn made(&self) -> Option<&Arc<RunState>> {
+        self.state.get()
     }
+}
 
+impl RunState {
     pub(super) fn lock(&self) -> MutexGuard<'_, RunData> {
         self.data
             .lock()
@@ -157,39 +132,33 @@ impl RunState {
 }
 
 thread_local! {
-    /// The run of this thread, while [`with_current`] runs it: a pointer into the `Arc` that
-    /// `with_current` borrows. A plain pointer rather than an `Arc` so that a thread (libtest
-    /// starts one per test) registers no destructor for it and sets it without counting.
-    static CURRENT: Cell<*const RunState> = const { Cell::new(std::ptr::null()) };
+    /// The run of this thread, while [`with_current`] runs it: a pointer to the cell that
+    /// `with_current` borrows. A plain pointer so that a thread (libtest starts one per test)
+    /// registers no destructor for it.
+    static CURRENT: Cell<*const RunCell> = const { Cell::new(std::ptr::null()) };
     /// Set by probtest's assertion macros just before they panic.
     static ASSERTING: Cell<bool> = const { Cell::new(false) };
 }
 
 pub(crate) fn current() -> Option<Arc<RunState>> {
     let pointer = CURRENT.try_with(Cell::get).ok()?;
-    if pointer.is_null() {
-        return None;
-    }
-    // SAFETY: a non-null pointer was set by `with_current` from an `Arc` it borrows until it
-    // restores the previous value, so the allocation is alive with a strong count of at least
-    // one; counting one more makes the `Arc` built here an owner of its own.
+    // SAFETY: a non-null pointer was set by `with_current` from a cell it borrows until it
+    // restores the previous value, on this thread: the cell is alive.
     #[allow(unsafe_code)]
-    unsafe {
-        Arc::increment_strong_count(pointer);
-        Some(Arc::from_raw(pointer))
-    }
+    let cell = unsafe { pointer.as_ref() }?;
+    Some(cell.state().clone())
 }
 
-/// Makes `state` the current run of this thread while `f` runs.
-pub(super) fn with_current<T>(state: &Arc<RunState>, f: impl FnOnce() -> T) -> T {
-    struct Restore(*const RunState);
+/// Makes the run of `cell` the current run of this thread while `f` runs.
+pub(super) fn with_current<T>(cell: &RunCell, f: impl FnOnce() -> T) -> T {
+    struct Restore(*const RunCell);
     impl Drop for Restore {
         fn drop(&mut self) {
             let _ = CURRENT.try_with(|current| current.set(self.0));
         }
     }
     let _ = ASSERTING.try_with(|flag| flag.set(false));
-    let previous = CURRENT.with(|current| current.replace(Arc::as_ptr(state)));
+    let previous = CURRENT.with(|current| current.replace(std::ptr::from_ref(cell)));
     let _restore = Restore(previous);
     f()
 }
@@ -253,62 +222,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_finished_run_held_elsewhere_keeps_refusing_records() {
-        // A handle the run gave out outlives it: its state is not taken up by a later run.
-        let state = Arc::new(RunState::default());
-        state.add_cost(1.0).expect("the run is in progress");
-        state.lock().finished = true;
-        let handle = state.clone();
-        RunState::recycle(state);
-        assert!(matches!(
-            handle.add_cost(1.0),
-            Err(RecordError::RunFinished)
-        ));
-        assert_eq!(handle.lock().cost, 1.0);
+    fn a_run_that_asks_for_nothing_makes_no_state() {
+        let cell = RunCell {
+            origin: None,
+            state: OnceLock::new(),
+        };
+        with_current(&cell, || ());
+        assert!(cell.made().is_none());
+        // Asked for, it is made once, and the handle shares it.
+        let handle = with_current(&cell, || current().expect("a run is current"));
+        handle.add_cost(1.5).expect("the run is in progress");
+        assert!(Arc::ptr_eq(&handle, cell.made().expect("made")));
+        assert_eq!(cell.state().lock().cost, 1.5);
+        assert!(current().is_none(), "no run is current after it");
     }
 
     #[test]
-    fn a_recycled_state_starts_empty() {
+    fn a_cell_holding_a_state_shares_it() {
         let state = Arc::new(RunState::default());
-        state
-            .add_usage(TokenUsage {
-                model: "m".into(),
-                input_tokens: 1,
-                output_tokens: 2,
-                cached_input_tokens: 0,
-                cost: 0.5,
-            })
-            .expect("the run is in progress");
-        {
-            let mut data = state.lock();
-            data.finished = true;
-            data.cost = 2.0;
-            data.replayed = Some(1.0);
-            data.panic = Some(PanicNote {
-                message: "boom".into(),
-                location: None,
-                assertion: false,
-                frames: None,
-            });
-        }
-        state
-            .waits
-            .lock()
-            .expect("waits")
-            .by_key
-            .push(("key".into(), std::time::Duration::from_secs(1)));
-        RunState::recycle(state);
-        // Whatever spare a concurrent test left, every spare must be clean.
-        let spares: Vec<Arc<RunState>> = std::mem::take(&mut *SPARE.lock().expect("spares"));
-        assert!(!spares.is_empty());
-        for spare in &spares {
-            let data = spare.lock();
-            assert!(!data.finished && data.usage.is_empty() && data.cost == 0.0);
-            assert!(data.replayed.is_none() && data.panic.is_none());
-            let waits = spare.waits.lock().expect("waits");
-            assert!(waits.since.is_none() && waits.by_key.is_empty());
-            assert!(spare.origin.is_none());
-        }
+        let cell = RunCell::holding(state.clone());
+        let seen = with_current(&cell, || current().expect("a run is current"));
+        assert!(Arc::ptr_eq(&seen, &state));
     }
 
     #[test]
