@@ -267,6 +267,37 @@ pub(crate) fn started(case: &'static Case, run: u32, settings: &'static Settings
     }
 }
 
+/// Notes a run as started in its slot alone, for a case whose runs this process records in
+/// slots already: the start of a run on the runner's quick path. `None` when the store is not
+/// joined, the case is not numbered in the slots yet, or the run has no slot that takes it;
+/// the run then starts through [`started`] (a ticket taken here and left unused is a slot that
+/// no run started, which readers pass over).
+pub(crate) fn started_in_slot(
+    case: &'static Case,
+    run: u32,
+    settings: &'static Settings,
+) -> Option<u64> {
+    let writer = joined()?;
+    let slot_ref = case.slot_ref();
+    slot_ref.get()?;
+    let ticket = NEXT_TICKET.fetch_add(1, Ordering::Relaxed);
+    if !writer.in_slot(ticket) {
+        return None;
+    }
+    let event = RunEvent::Started(RunStarted {
+        seq: ticket,
+        identity: None,
+        run,
+        attempt: settings.attempt,
+        info: None,
+        first_in_process: false,
+        slot_ref,
+        started_at: epoch().elapsed().as_secs_f64(),
+    });
+    writer.consume(&event).ok()?;
+    Some(ticket)
+}
+
 /// Keeps run `ticket` in flight in this process's memory: a run whose start is not in a slot.
 fn in_flight(ticket: u64, case: &'static Case, run: u32) {
     process().in_flight.push(InFlight {

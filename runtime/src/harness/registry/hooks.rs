@@ -204,6 +204,11 @@ pub(crate) fn has_teardowns() -> bool {
     HAS_TEARDOWNS.load(Ordering::Relaxed)
 }
 
+/// Whether any module setup is registered.
+pub(crate) fn has_setups() -> bool {
+    HAS_SETUPS.load(Ordering::Relaxed)
+}
+
 fn run_teardown(hook: &Hook) {
     if let Err(message) = hook.call() {
         // Straight to the process's stderr: a teardown often runs inside the last test of its

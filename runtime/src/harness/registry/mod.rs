@@ -2,7 +2,7 @@
 //! the setup and teardown hooks of their modules (registered before `main`). From the list, a
 //! test's name leads back to its case and run ([`locate_item`]).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 use crate::model::{CaseInfo, CompareSpec, Part};
@@ -15,7 +15,9 @@ mod hooks;
 mod items;
 mod states;
 
-pub(crate) use hooks::{ensure_setup, has_teardowns, run_finished, run_remaining_teardowns};
+pub(crate) use hooks::{
+    ensure_setup, has_setups, has_teardowns, run_finished, run_remaining_teardowns,
+};
 pub use hooks::{register_hook, Hook};
 use items::in_crate;
 pub use items::Layout;
@@ -59,6 +61,8 @@ pub struct Bench {
     limit: Option<&'static str>,
     /// `latency_quantile` and `max_latency`, if either is given.
     latency: Option<LatencySpec>,
+    /// Whether its runs take the runner's quick path, once known: 0 unknown, 1 yes, 2 no.
+    quick: AtomicU8,
 }
 
 /// The comparison keys of the attribute: axis, baseline value, margin, equivalence.
@@ -134,7 +138,12 @@ pub(crate) struct ItemEnd(&'static Case);
 
 impl Drop for ItemEnd {
     fn drop(&mut self) {
-        self.0.state().items_ended.fetch_add(1, Ordering::AcqRel);
+        // Only a verdict or margin item waits for the count: the others' runs skip writing a
+        // word that every run of the case would write.
+        let bench = self.0.bench;
+        if bench.has_verdict_item() || bench.has_margin_item() {
+            self.0.state().items_ended.fetch_add(1, Ordering::AcqRel);
+        }
     }
 }
 
@@ -172,6 +181,7 @@ impl Bench {
             verdict_item: false,
             margin_item: false,
             latency: None,
+            quick: AtomicU8::new(0),
         }
     }
 
@@ -309,6 +319,26 @@ impl Bench {
         self.cases
     }
 
+    /// Whether the runs of the function take the runner's quick path, once known.
+    pub(crate) fn quick(&self) -> Option<bool> {
+        match self.quick.load(Ordering::Relaxed) {
+            1 => Some(true),
+            2 => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Notes whether the runs of the function take the runner's quick path.
+    pub(crate) fn set_quick(&self, quick: bool) {
+        self.quick
+            .store(if quick { 1 } else { 2 }, Ordering::Relaxed);
+    }
+
+    /// The attribute's latency settings, if any.
+    pub(crate) fn latency(&self) -> Option<LatencySpec> {
+        self.latency
+    }
+
     /// Whether a margin judges the function's cases (`compare` with `margin`).
     pub(crate) fn has_margin(&self) -> bool {
         self.compare
@@ -369,6 +399,14 @@ impl Case {
     /// Counts a finished run of this process; returns the counts so far, and whether this was
     /// the case's last run (all its configured runs finished here).
     pub(crate) fn count(&'static self, outcome: Outcome) -> ([u64; 3], bool) {
+        self.note(outcome);
+        let (counts, stopped) = self.tally();
+        let done = counts.iter().sum::<u64>() + stopped == u64::from(self.bench.runs());
+        (counts, done)
+    }
+
+    /// Counts a finished run of this process.
+    pub(crate) fn note(&'static self, outcome: Outcome) {
         let state = self.state();
         let counter = match outcome {
             Outcome::Pass => &state.passes,
@@ -377,9 +415,6 @@ impl Case {
             Outcome::Stopped => &state.stopped,
         };
         counter.fetch_add(1, Ordering::AcqRel);
-        let (counts, stopped) = self.tally();
-        let done = counts.iter().sum::<u64>() + stopped == u64::from(self.bench.runs());
-        (counts, done)
     }
 
     /// This process's finished runs of the case so far: passes, fails and errors, and the runs
@@ -400,7 +435,8 @@ impl Case {
         ItemEnd(self)
     }
 
-    /// Run items of the case that have returned in this process.
+    /// Run items of the case that have returned in this process: counted for a bench with a
+    /// verdict or margin item, which waits for them.
     pub(crate) fn items_ended(&'static self) -> u64 {
         self.state().items_ended.load(Ordering::Acquire)
     }
@@ -470,7 +506,9 @@ impl Case {
 
     /// Whether this is the first call in this process.
     pub(crate) fn first_sighting(&'static self) -> bool {
-        !self.state().seen.swap(true, Ordering::Relaxed)
+        // Read before it is written: after the first run, no run writes the case's word.
+        let seen = &self.state().seen;
+        !seen.load(Ordering::Relaxed) && !seen.swap(true, Ordering::Relaxed)
     }
 }
 

@@ -13,6 +13,7 @@ use crate::types::stats::ErrorPolicy;
 use crate::types::status::Outcome;
 
 mod future;
+mod quick;
 mod state;
 
 pub use future::run_async;
@@ -376,8 +377,13 @@ fn fail_item(failure: Option<Failure>) {
 #[doc(hidden)]
 #[track_caller]
 pub fn run<R: BenchReturn + 'static>(case: &'static Case, run: u32, body: fn() -> R) {
-    let _ended = case.item_end();
     let settings = settings::get(&case.bench.config);
+    if quick::eligible(case.bench, settings) {
+        if let Some(ticket) = recorder::started_in_slot(case, run, settings) {
+            return quick::run(case, run, settings, ticket, body);
+        }
+    }
+    let _ended = case.item_end();
     if let Some(failure) = stopped(case, run, settings) {
         return fail_item(failure);
     }
