@@ -86,3 +86,71 @@ pub(super) fn run<R: BenchReturn>(
     };
     fail_item(active.finish(result));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::registry::{Config, Layout};
+    use crate::types::stats::{GateSpec, Rule};
+
+    static PLAIN_CASES: [&Case; 1] = [&PLAIN_CASE];
+    static PLAIN_CASE: Case = Case::new(&PLAIN, 0, "", "", "", &[]);
+    static PLAIN: Bench = Bench::new(
+        "evals",
+        "bench_plain",
+        "evals::__probtest_bench_plain",
+        file!(),
+        line!(),
+        3,
+        &PLAIN_CASES,
+        Layout::Runs,
+        Config::new(None, None, None, &[]),
+        None,
+    );
+    static GATED_CASES: [&Case; 1] = [&GATED_CASE];
+    static GATED_CASE: Case = Case::new(&GATED, 0, "", "", "", &[]);
+    static GATED: Bench = Bench::new(
+        "evals",
+        "bench_gated",
+        "evals::__probtest_bench_gated",
+        file!(),
+        line!(),
+        3,
+        &GATED_CASES,
+        Layout::Runs,
+        Config::new(None, None, None, &[]),
+        Some(GateSpec {
+            rule: Rule::MinRate(0.8),
+            method: None,
+            level: None,
+            prior: None,
+        }),
+    );
+
+    fn settings(env: &[(&str, &str)]) -> Settings {
+        crate::harness::settings::resolve(&PLAIN.config, |name| {
+            env.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        })
+    }
+
+    #[test]
+    fn only_a_function_with_nothing_around_its_runs_takes_the_quick_path() {
+        assert!(plain(&PLAIN, &settings(&[])));
+        assert!(!plain(&GATED, &settings(&[])), "a gate judges its runs");
+        for setting in [
+            ("PROB_STOP", "curtail"),
+            ("PROB_MIN_RATE", "0.8"),
+            ("PROB_DELAY", "0.01"),
+        ] {
+            let settings = settings(&[setting]);
+            assert!(
+                settings.problem.is_none(),
+                "{setting:?} reads: {:?}",
+                settings.problem
+            );
+            assert!(!plain(&PLAIN, &settings), "{setting:?}");
+        }
+    }
+}
