@@ -65,8 +65,10 @@ pub(super) fn process_runs(
         .map(|writer| writer.own_slots(issued))
         .unwrap_or_default();
     let mut runs = Vec::with_capacity(records.len() + process.in_flight.len() + slots.len());
-    // A run in a slot with a record here (its end held text) is taken from the record.
-    let mut recorded = vec![false; slots.len()];
+    // A run in a slot with a record here (its end held text) is taken from the record. By
+    // ticket: slots no run started (a ticket left unused) are not among `slots`.
+    let tickets = slots.last().map_or(0, |(slot, _)| slot.seq as usize + 1);
+    let mut recorded = vec![false; tickets];
     for (ticket, record) in records {
         if let Some(seen) = recorded.get_mut(ticket as usize) {
             *seen = true;
