@@ -42,7 +42,8 @@ pub struct DoctorArgs {
     #[arg(value_name = "TEST", required_unless_present = "suite")]
     pub test: Option<String>,
 
-    /// Run the suite once, and diagnose each test that failed.
+    /// Run the suite once, as `cargo test` would (`RUST_TEST_THREADS` is honoured), and
+    /// diagnose each test that failed.
     #[arg(long, conflicts_with = "test")]
     pub suite: bool,
 
