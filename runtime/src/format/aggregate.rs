@@ -7,8 +7,6 @@
 
 use serde::{Deserialize, Deserializer};
 
-use std::fmt::Write as _;
-
 use crate::format::escape::{Num, Str};
 use crate::model::analysis::{Bounds, Estimate, MetricAggregate};
 use crate::model::{Aggregate, Report};
@@ -115,7 +113,9 @@ pub(crate) fn count_legacy_inputs(report: &mut Report) {
 ///
 /// Every report's head holds one per function and the session's, rewritten at each fold; serde's
 /// derived writer (a flattened estimate goes through a map serializer) is most of what writing
-/// the head costs in a test binary built without optimizations.
+/// the head costs in a test binary built without optimizations. Each piece is one `format!`,
+/// appended once: `format!` runs in std's optimized code, where `write!` into `out` would call
+/// this crate's unoptimized `String` writer for every piece.
 pub(crate) fn aggregates_json(aggregates: &[Aggregate]) -> String {
     let mut out = String::with_capacity(512 * aggregates.len() + 2);
     out.push('[');
@@ -130,20 +130,18 @@ pub(crate) fn aggregates_json(aggregates: &[Aggregate]) -> String {
 }
 
 fn write_aggregate(out: &mut String, aggregate: &Aggregate) {
-    let _ = write!(
-        out,
+    out.push_str(&format!(
         "{{\"scope\":{},\"name\":{},\"function\":{},\"module\":{},\"metrics\":{{",
         Str(&aggregate.scope),
         Str(&aggregate.name),
         Str(&aggregate.function),
         Str(&aggregate.module),
-    );
+    ));
     for (index, (name, metric)) in aggregate.metrics.0.iter().enumerate() {
         if index > 0 {
             out.push(',');
         }
-        let _ = write!(
-            out,
+        out.push_str(&format!(
             "{}:{{\"k\":{},\"inputs\":{},\"left_out\":{},\"estimate\":{},\"ci\":{},\"normal_ci\":{},\"suppressed\":{},\"stopped\":{}}}",
             Str(name),
             metric.k,
@@ -154,7 +152,7 @@ fn write_aggregate(out: &mut String, aggregate: &Aggregate) {
             bounds(metric.normal_ci.as_ref()),
             optional_text(metric.suppressed.as_deref()),
             metric.stopped,
-        );
+        ));
     }
     out.push('}');
     if let Some(estimate) = &aggregate.estimate {
@@ -173,8 +171,7 @@ fn write_estimate(out: &mut String, estimate: &Estimate) {
         ),
         None => "null".to_string(),
     };
-    let _ = write!(
-        out,
+    out.push_str(&format!(
         ",\"inputs\":{},\"runs\":{{\"min\":{},\"mean\":{},\"max\":{}}},\"estimate\":{},\"ci\":{},\"normal_ci\":{},\"resamples\":{},\"seed\":{},\"resampling_unit\":{},\"note\":{},\"suppressed\":{},\"icc\":{},\"width_factor\":{},\"stopped\":{},\"cost\":{},\"projection\":{projection}",
         estimate.inputs,
         estimate.runs.min,
@@ -192,7 +189,7 @@ fn write_estimate(out: &mut String, estimate: &Estimate) {
         optional_number(estimate.width_factor),
         estimate.stopped,
         Num(estimate.cost),
-    );
+    ));
 }
 
 fn bounds(bounds: Option<&Bounds>) -> String {

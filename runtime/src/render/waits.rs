@@ -5,14 +5,17 @@
 
 use std::fmt::Write;
 
-use crate::model::waits::waiting;
+use crate::model::waits::{waiting, Waiting};
 use crate::model::Report;
 use crate::render::text::money;
 
 /// `$0.0420 of it from the cassette (12 runs), not spent`, when runs replayed cost: what the
 /// summary, the Markdown and the HTML say of the cost that was not spent.
 pub(crate) fn replayed_text(report: &Report) -> Option<String> {
-    let waiting = waiting(&report.records);
+    replayed_of(&waiting(&report.records))
+}
+
+fn replayed_of(waiting: &Waiting) -> Option<String> {
     let runs = waiting.replayed_runs;
     (runs > 0).then(|| {
         format!(
@@ -26,7 +29,7 @@ pub(crate) fn replayed_text(report: &Report) -> Option<String> {
 /// Appends the lines, if there is anything to say.
 pub(crate) fn lines(report: &Report, out: &mut String) {
     let waiting = waiting(&report.records);
-    if let Some(replayed) = replayed_text(report) {
+    if let Some(replayed) = replayed_of(&waiting) {
         let _ = writeln!(out, "  Replayed: {replayed}");
     }
     if waiting.dominated() {

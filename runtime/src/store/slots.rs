@@ -179,18 +179,15 @@ impl SlotFile {
         // are written by the one run that owns it, before its mark is released, so no two
         // threads write the same bytes at once; readers in other processes read the file. The
         // mark (byte 15) is only ever accessed atomically, and `AtomicU8` has the layout of
-        // `u8`. Writes are spelled as raw stores: this runs at every run, in test binaries
-        // built without optimizations.
+        // `u8`. The mapping is page-aligned and a slot 32 bytes, so every field is aligned.
+        // Writes are spelled as plain stores, no helpers: this runs at every run, in test
+        // binaries built without optimizations.
         #[allow(unsafe_code)]
         unsafe {
-            slot.cast::<[u32; 3]>().write_unaligned([
-                case_ref.to_le(),
-                run.to_le(),
-                attempt.to_le(),
-            ]);
-            slot.add(16)
-                .cast::<u64>()
-                .write_unaligned(started_at.to_bits().to_le());
+            *slot.cast::<u32>() = case_ref.to_le();
+            *slot.add(4).cast::<u32>() = run.to_le();
+            *slot.add(8).cast::<u32>() = attempt.to_le();
+            *slot.add(16).cast::<u64>() = started_at.to_bits().to_le();
             (*slot.add(15).cast::<AtomicU8>()).store(STARTED, Ordering::Release);
         }
         Ok(())
@@ -202,10 +199,9 @@ impl SlotFile {
         // SAFETY: as in `start`.
         #[allow(unsafe_code)]
         unsafe {
-            slot.add(12).write(outcome_byte(outcome));
-            slot.add(16)
-                .cast::<[u64; 2]>()
-                .write_unaligned([elapsed.to_bits().to_le(), cost.to_bits().to_le()]);
+            *slot.add(12) = outcome_byte(outcome);
+            *slot.add(16).cast::<u64>() = elapsed.to_bits().to_le();
+            *slot.add(24).cast::<u64>() = cost.to_bits().to_le();
             (*slot.add(15).cast::<AtomicU8>()).store(FINISHED, Ordering::Release);
         }
     }
@@ -222,26 +218,57 @@ impl SlotFile {
             .min(issued)
             .min(CAPACITY);
         let mut slots = Vec::with_capacity(in_use as usize);
-        for seq in 0..in_use {
-            let slot = self.slot(seq);
-            // SAFETY: as in `start`. The mark is read first, with acquire ordering: a slot
-            // marked finished has every field its run wrote before releasing the mark. A run
-            // finishing meanwhile changes only fields that a slot read as started ignores.
-            // Read field by field, as `start` writes them: a process reads back every run.
+        if in_use == 0 {
+            return slots;
+        }
+        // Every slot read lies inside the mapping: checked once, for the last.
+        let first = self.slot(0);
+        let _ = self.slot(in_use - 1);
+        let mut seq = 0;
+        while seq < in_use {
+            // SAFETY: as in `start`; slot `seq` is inside the mapping (checked above). The mark
+            // is read first, with acquire ordering: a slot marked finished has every field its
+            // run wrote before releasing the mark. A run finishing meanwhile changes only
+            // fields that a slot read as started ignores. Read as plain loads, no helpers: a
+            // process reads back every run, in a test binary built without optimizations.
             #[allow(unsafe_code)]
-            let (mark, words, outcome, numbers) = unsafe {
+            let (mark, case_ref, run, attempt, outcome, elapsed, cost) = unsafe {
+                let slot = first.add(seq as usize * SLOT);
                 (
                     (*slot.add(15).cast::<AtomicU8>()).load(Ordering::Acquire),
-                    slot.cast::<[u32; 3]>().read_unaligned(),
-                    slot.add(12).read(),
-                    slot.add(16).cast::<[u64; 2]>().read_unaligned(),
+                    *slot.cast::<u32>(),
+                    *slot.add(4).cast::<u32>(),
+                    *slot.add(8).cast::<u32>(),
+                    *slot.add(12),
+                    *slot.add(16).cast::<u64>(),
+                    *slot.add(24).cast::<u64>(),
                 )
             };
-            let numbers = numbers.map(|bits| f64::from_bits(u64::from_le(bits)));
-            let words = words.map(u32::from_le);
-            if let Some(read) = fields(seq, mark, words, outcome, numbers) {
-                slots.push((read, numbers[0]));
-            }
+            let elapsed = f64::from_bits(u64::from_le(elapsed));
+            let ended = match (mark, outcome) {
+                (FINISHED, _) => Some((
+                    outcome_of(outcome),
+                    elapsed,
+                    f64::from_bits(u64::from_le(cost)),
+                )),
+                (STARTED, _) => None,
+                // Not started yet when the count was raised, or never: no run.
+                _ => {
+                    seq += 1;
+                    continue;
+                }
+            };
+            slots.push((
+                ReadSlot {
+                    seq,
+                    case_ref: u32::from_le(case_ref),
+                    run: u32::from_le(run),
+                    attempt: u32::from_le(attempt),
+                    ended,
+                },
+                elapsed,
+            ));
+            seq += 1;
         }
         slots
     }
@@ -258,6 +285,16 @@ fn write_at(mut file: &File, offset: u64, bytes: &[u8]) -> io::Result<()> {
     use std::io::{Seek, SeekFrom, Write};
     file.seek(SeekFrom::Start(offset))?;
     file.write_all(bytes)
+}
+
+/// A finished slot's outcome byte read back: anything unknown is an error.
+fn outcome_of(byte: u8) -> Outcome {
+    match byte {
+        0 => Outcome::Pass,
+        1 => Outcome::Fail,
+        3 => Outcome::Stopped,
+        _ => Outcome::Error,
+    }
 }
 
 fn outcome_byte(outcome: Outcome) -> u8 {
@@ -306,12 +343,9 @@ fn fields(
     outcome: u8,
     [elapsed, cost]: [f64; 2],
 ) -> Option<ReadSlot> {
-    let ended = match (mark, outcome) {
-        (FINISHED, 0) => Some((Outcome::Pass, elapsed, cost)),
-        (FINISHED, 1) => Some((Outcome::Fail, elapsed, cost)),
-        (FINISHED, 3) => Some((Outcome::Stopped, elapsed, cost)),
-        (FINISHED, _) => Some((Outcome::Error, elapsed, cost)),
-        (STARTED, _) => None,
+    let ended = match mark {
+        FINISHED => Some((outcome_of(outcome), elapsed, cost)),
+        STARTED => None,
         // Not started yet when the count was raised, or never: no run.
         _ => return None,
     };

@@ -32,7 +32,7 @@ fn take_records() -> (Vec<CaseInfo>, Vec<Record>, (u64, Option<String>)) {
     drop(process);
     (
         cases.into_iter().map(|case| case.info().clone()).collect(),
-        runs.into_iter().map(|run| run.record).collect(),
+        runs.records,
         unrecorded,
     )
 }

@@ -32,24 +32,40 @@ pub(super) fn in_memory(writer: &SessionWriter, settings: &Settings) -> SessionD
     );
     let unrecorded = (process.unrecorded, process.unrecorded_reason.clone());
     drop(process);
-    let mut records = Vec::with_capacity(runs.len());
-    let mut open = Vec::with_capacity(runs.len());
-    for run in runs {
-        open.push(
-            run.in_flight
-                .then(|| (writer.proc_id().to_string(), run.ticket)),
-        );
-        records.push(run.record);
-    }
-    as_session(settings, cases, records, open, unrecorded)
+    let open = runs
+        .tickets
+        .iter()
+        .zip(&runs.in_flight)
+        .map(|(&ticket, &in_flight)| in_flight.then(|| (writer.proc_id().to_string(), ticket)))
+        .collect();
+    as_session(settings, cases, runs.records, open, unrecorded)
 }
 
-/// A run of this process, as its readers take it.
-pub(super) struct OwnRun {
-    pub(super) ticket: u64,
-    /// A run still in flight reads as an error: see `died_record`.
-    pub(super) record: Record,
-    pub(super) in_flight: bool,
+/// The runs of this process, as its readers take them: side by side, each run's record, its
+/// ticket, and whether it is still in flight (a run in flight reads as an error: see
+/// `died_record`). Kept as columns, so that each record is moved once: a process has thousands,
+/// and an unoptimized test binary copies a record with a call at every move.
+#[derive(Default)]
+pub(super) struct OwnRuns {
+    pub(super) records: Vec<Record>,
+    pub(super) tickets: Vec<u64>,
+    pub(super) in_flight: Vec<bool>,
+}
+
+impl OwnRuns {
+    fn with_capacity(runs: usize) -> OwnRuns {
+        OwnRuns {
+            records: Vec::with_capacity(runs),
+            tickets: Vec::with_capacity(runs),
+            in_flight: Vec::with_capacity(runs),
+        }
+    }
+
+    fn push(&mut self, ticket: u64, record: Record, in_flight: bool) {
+        self.records.push(record);
+        self.tickets.push(ticket);
+        self.in_flight.push(in_flight);
+    }
 }
 
 /// This process's runs: `records` (taken from, or copied out of, the process's), its runs in
@@ -59,12 +75,12 @@ pub(super) fn process_runs(
     records: Vec<(u64, Record)>,
     writer: Option<&SessionWriter>,
     attempt: u32,
-) -> Vec<OwnRun> {
+) -> OwnRuns {
     let issued = NEXT_TICKET.load(Ordering::Acquire);
     let slots = writer
         .map(|writer| writer.own_slots(issued))
         .unwrap_or_default();
-    let mut runs = Vec::with_capacity(records.len() + process.in_flight.len() + slots.len());
+    let mut runs = OwnRuns::with_capacity(records.len() + process.in_flight.len() + slots.len());
     // A run in a slot with a record here (its end held text) is taken from the record. By
     // ticket: slots no run started (a ticket left unused) are not among `slots`.
     let tickets = slots.last().map_or(0, |(slot, _)| slot.seq as usize + 1);
@@ -73,20 +89,12 @@ pub(super) fn process_runs(
         if let Some(seen) = recorded.get_mut(ticket as usize) {
             *seen = true;
         }
-        runs.push(OwnRun {
-            ticket,
-            record,
-            in_flight: false,
-        });
+        runs.push(ticket, record, false);
     }
     for flight in &process.in_flight {
         let mut record = flight.died(attempt);
         record.elapsed = flight.started.elapsed().as_secs_f64();
-        runs.push(OwnRun {
-            ticket: flight.ticket,
-            record,
-            in_flight: true,
-        });
+        runs.push(flight.ticket, record, true);
     }
     if slots.is_empty() {
         return runs;
@@ -111,8 +119,9 @@ pub(super) fn process_runs(
         };
         let bench = case.bench;
         let (package, module, row) = (bench.package(), bench.module(), case.row_id);
-        let (record, in_flight) = match slot.ended {
-            Some((outcome, elapsed, cost)) => (
+        match slot.ended {
+            Some((outcome, elapsed, cost)) => runs.push(
+                slot.seq,
                 Record {
                     case: Cow::Borrowed(row),
                     package: Cow::Borrowed(package),
@@ -139,14 +148,9 @@ pub(super) fn process_runs(
                 );
                 let mut died = died_record(package, module, row, slot.run, slot.attempt);
                 died.elapsed = (now - started_at).max(0.0);
-                (died, true)
+                runs.push(slot.seq, died, true);
             }
-        };
-        runs.push(OwnRun {
-            ticket: slot.seq,
-            record,
-            in_flight,
-        });
+        }
     }
     runs
 }

@@ -284,7 +284,7 @@ impl LatencyResult {
         max_latency: Option<f64>,
     ) -> LatencyResult {
         // Sorted first, so that the order runs arrived in (processes, threads) cannot matter.
-        times.sort_by(f64::total_cmp);
+        crate::types::stats::sort_total(&mut times);
         let n = times.len() as u64;
         let terms = RankTerms::of(n, quantile, level);
         let ci = (n > 0).then(|| {

@@ -19,9 +19,11 @@ pub mod plan;
 mod quantile;
 pub mod resample;
 pub mod sequence;
+mod sort;
 pub mod stopping;
 
 use quantile::{beta_quantile, normal_quantile};
+pub(crate) use sort::sort_total;
 
 /// How an interval on a pass probability is computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
