@@ -267,11 +267,12 @@ pub(crate) fn started(case: &'static Case, run: u32, settings: &'static Settings
     }
 }
 
-/// Notes a run as started in its slot alone, for a case whose runs this process records in
-/// slots already: the start of a run on the runner's quick path. `None` when the store is not
-/// joined, the case is not numbered in the slots yet, or the run has no slot that takes it;
-/// the run then starts through [`started`] (a ticket taken here and left unused is a slot that
-/// no run started, which readers pass over).
+/// Notes a run as started in its slot alone, in a process that records its runs in slots: the
+/// start of a run on the runner's quick path. A case's first run here describes the case and
+/// numbers it first. `None` when the store is not joined (the process's first run opens it),
+/// the case could not be described, or the run has no slot that takes it; the run then starts
+/// through [`started`] (a ticket taken here and left unused is a slot that no run started,
+/// which readers pass over).
 pub(crate) fn started_in_slot(
     case: &'static Case,
     run: u32,
@@ -279,7 +280,17 @@ pub(crate) fn started_in_slot(
 ) -> Option<u64> {
     let writer = joined()?;
     let slot_ref = case.slot_ref();
-    slot_ref.get()?;
+    if slot_ref.get().is_none() {
+        if !writer.in_slot(NEXT_TICKET.load(Ordering::Relaxed)) {
+            return None;
+        }
+        if case.first_sighting() {
+            process().cases.push(case);
+        }
+        // A description the log did not take is tried again, and its error reported, by the
+        // run's start through `started`.
+        writer.number_in_slots(case.info(), slot_ref).ok()?;
+    }
     let ticket = NEXT_TICKET.fetch_add(1, Ordering::Relaxed);
     if !writer.in_slot(ticket) {
         return None;

@@ -113,6 +113,8 @@ pub(crate) struct SessionWriter {
     slots: Option<SlotFile>,
     /// The number the next case recorded in a slot gets.
     next_slot_ref: AtomicU32,
+    /// Held while a case is numbered, so that it is described once.
+    numbering: Mutex<()>,
     report: Option<ReportFile>,
     /// Whether the report is patched at every event (one run per process) or folded in batches.
     per_run: bool,
@@ -144,6 +146,7 @@ impl SessionWriter {
             log,
             slots,
             next_slot_ref: AtomicU32::new(0),
+            numbering: Mutex::new(()),
             per_run: per_test && report.is_some(),
             report,
             folding: Mutex::new(Folding {
@@ -353,13 +356,31 @@ impl SessionWriter {
         let info = started.info.ok_or_else(|| {
             io::Error::other("a case's first run in the slots comes without its description")
         })?;
-        let mut written = Ok(());
-        let case_ref = *started.slot_ref.get_or_init(|| {
-            let case_ref = self.next_slot_ref.fetch_add(1, Ordering::Relaxed);
-            written = self.log.append_slot_case(info, case_ref);
-            case_ref
-        });
-        written.map(|()| case_ref)
+        self.number_in_slots(info, started.slot_ref)
+    }
+
+    /// The case's number in this process's slots: at its first run, given the next number once
+    /// its description is in the log. A description the log did not take leaves the case
+    /// unnumbered, and its next run tries again: no slot names a case the log does not describe.
+    pub(crate) fn number_in_slots(
+        &self,
+        info: &CaseInfo,
+        slot_ref: &OnceLock<u32>,
+    ) -> io::Result<u32> {
+        if let Some(&case_ref) = slot_ref.get() {
+            return Ok(case_ref);
+        }
+        let _numbering = self
+            .numbering
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if let Some(&case_ref) = slot_ref.get() {
+            return Ok(case_ref);
+        }
+        let case_ref = self.next_slot_ref.fetch_add(1, Ordering::Relaxed);
+        self.log.append_slot_case(info, case_ref)?;
+        let _ = slot_ref.set(case_ref);
+        Ok(case_ref)
     }
 
     /// Whether this process wrote everything the session holds: every line of the log, and
