@@ -158,6 +158,25 @@ pub(crate) fn record_identity(record: &Record) -> String {
     )
 }
 
+/// The text of `records` in a report's `records` array, each on a line of its own after a
+/// comma (`first` says whether the first of them opens the array, with no comma). Records come
+/// grouped by case: each case's identity is escaped once.
+pub(crate) fn records_text(records: &[Record], first: bool) -> io::Result<String> {
+    // Room for the records at once (a record takes some 250 bytes): a text grown by doubling
+    // copies itself each time.
+    let mut text = String::with_capacity(records.len() * 288);
+    let mut identity: Option<(&Record, String)> = None;
+    for (position, record) in records.iter().enumerate() {
+        text.push_str(if position == 0 && first { "\n" } else { ",\n" });
+        let fields = match &identity {
+            Some((same, fields)) if same.key() == record.key() => fields,
+            _ => &identity.insert((record, record_identity(record))).1,
+        };
+        push_record(&mut text, fields, record)?;
+    }
+    Ok(text)
+}
+
 /// [`record`] with its identity fields already written by [`record_identity`].
 pub(crate) fn record_of(identity: &str, record: &Record) -> io::Result<String> {
     let mut text = String::new();

@@ -97,18 +97,22 @@ fn finish_process() {
     // This process's last runs folded into the session report: from what this process
     // holds when the session is its alone (its runs in flight are errors now, with no place to
     // keep: nothing will finish them).
-    let whole = as_session(settings, cases, records, Vec::new(), unrecorded);
-    let folded = writer
-        .filter(|writer| writer.keeps_report())
-        .map(|writer| writer.fold(|| own_runs(whole.clone())));
-    // A fold from this process's own runs built the report its summary shows; else (other
-    // processes in the session, a fold that failed, or none) it is built from them here.
-    let (folded, built) = match folded {
-        Some(Ok(built)) => (Some(Ok(())), built),
-        Some(Err(error)) => (Some(Err(error)), None),
+    let mut whole = Some(as_session(settings, cases, records, Vec::new(), unrecorded));
+    // A fold from this process's own runs takes them, and builds the report its summary shows
+    // (whether or not the file took it); else (other processes in the session, or no fold)
+    // the summary's report is built from them here.
+    let (folded, built) = match writer.filter(|writer| writer.keeps_report()) {
+        Some(writer) => {
+            let (built, written) =
+                writer.fold_keeping(|| own_runs(whole.take().unwrap_or_default()));
+            (Some(written), built)
+        }
         None => (None, None),
     };
-    let report = built.unwrap_or_else(|| whole.into_report());
+    let Some(report) = built.or_else(|| whole.map(SessionData::into_report)) else {
+        // A fold that took the runs gave back their report: nothing is left unshown.
+        return;
+    };
     let mut report_line = None;
     if let Some(path) = &settings.json {
         let written = match folded {

@@ -1,8 +1,7 @@
 //! This process's recorder: each run's start and end go to the session store as they happen,
 //! and into memory for the summary this process prints at exit. The session report, when one
 //! is asked for, is patched run by run in a process that holds one run (nextest's), and folded
-//! in batches in a process that runs many (libtest's), at most every few hundred milliseconds
-//! and at exit.
+//! in batches in a process that runs many (libtest's), at most once a second and at exit.
 //!
 //! Layer: harness.
 

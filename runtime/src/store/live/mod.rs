@@ -272,19 +272,38 @@ impl ReportFile {
         whole: impl FnOnce() -> Option<SessionData>,
         last: bool,
     ) -> io::Result<Option<Report>> {
-        self.locked(|handles, _| {
-            let (data, own) = match whole() {
-                Some(data) => (data, true),
-                None => (self.session.load()?, false),
-            };
+        let (report, written) = self.rebuild_keeping(whole, last);
+        written.map(|()| report)
+    }
+
+    /// [`ReportFile::rebuild_with`], giving back the report built from what `whole` gave
+    /// whether or not the file took it.
+    pub(crate) fn rebuild_keeping(
+        &self,
+        whole: impl FnOnce() -> Option<SessionData>,
+        last: bool,
+    ) -> (Option<Report>, io::Result<()>) {
+        let rebuilt = self.locked(|handles, _| {
             let patchable = if last {
                 Patchable::Final
             } else {
                 Patchable::No
             };
-            let report = self.rebuild_locked_from(handles, data, patchable)?;
-            Ok(own.then_some(report))
-        })
+            Ok(match whole() {
+                Some(data) => {
+                    let (report, written) = self.rebuild_locked_keeping(handles, data, patchable);
+                    (Some(report), written)
+                }
+                None => {
+                    let data = self.session.load()?;
+                    (
+                        None,
+                        self.rebuild_locked_from(handles, data, patchable).map(drop),
+                    )
+                }
+            })
+        });
+        rebuilt.unwrap_or_else(|error| (None, Err(error)))
     }
 
     fn locked<T>(&self, work: impl FnOnce(&mut Handles, &File) -> io::Result<T>) -> io::Result<T> {

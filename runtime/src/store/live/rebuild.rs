@@ -7,7 +7,7 @@ use std::fs;
 use std::io;
 use std::time::Duration;
 
-use crate::format::report::{push_record, record_identity, record_of};
+use crate::format::report::{push_record, record_identity, record_of, records_text};
 use crate::model::aggregate::FunctionSums;
 use crate::model::{Record, Report};
 use crate::store::atomic::write_atomically;
@@ -17,6 +17,18 @@ use crate::store::live::{Handles, ReportFile, RECORD_SLACK, TAIL};
 use crate::store::session_dir::{note_store, SessionData};
 use crate::types::key::CaseKey;
 use crate::types::time::rfc3339_now;
+
+/// What writing a rebuilt report takes besides the report.
+struct Rebuilt {
+    /// Each record's process and ticket, for a run still in flight.
+    open: Vec<Option<(String, u64)>>,
+    /// The cases the store describes (a row of any other keeps asking for a description).
+    described: std::collections::BTreeSet<CaseKey>,
+    generation: u64,
+    created: String,
+    unrecorded: u64,
+    patchable: Patchable,
+}
 
 /// Free space for new rows left by a rebuild, at least: room for a few cases (see
 /// `ReportFile::room_for_rows`). JSON reads the spaces as whitespace.
@@ -38,6 +50,18 @@ impl ReportFile {
         data: SessionData,
         patchable: Patchable,
     ) -> io::Result<Report> {
+        let (report, written) = self.rebuild_locked_keeping(handles, data, patchable);
+        written.map(|()| report)
+    }
+
+    /// [`ReportFile::rebuild_locked_from`], giving back the report built from `data` whether or
+    /// not the file took it: a process's summary shows it either way.
+    pub(super) fn rebuild_locked_keeping(
+        &self,
+        handles: &mut Handles,
+        data: SessionData,
+        patchable: Patchable,
+    ) -> (Report, io::Result<()>) {
         let old: Option<Index> = fs::read(self.dir().join("index"))
             .ok()
             .and_then(|bytes| Index::decode_any(&bytes));
@@ -60,10 +84,40 @@ impl ReportFile {
         }
         note_store(&mut report, data.warnings, data.unrecorded);
 
+        let written = self.write_rebuilt(
+            handles,
+            &report,
+            Rebuilt {
+                open,
+                described,
+                generation,
+                created,
+                unrecorded: data_unrecorded,
+                patchable,
+            },
+        );
+        (report, written)
+    }
+
+    /// Writes the report `rebuild_locked_keeping` built, with what patching it needs.
+    fn write_rebuilt(
+        &self,
+        handles: &mut Handles,
+        report: &Report,
+        rebuilt: Rebuilt,
+    ) -> io::Result<()> {
+        let Rebuilt {
+            open,
+            described,
+            generation,
+            created,
+            unrecorded: data_unrecorded,
+            patchable,
+        } = rebuilt;
         let mut text = crate::format::report::header(&created, self.session.key(), &self.stats)?;
         // A final report is analysed: it carries the analysis' explanations too.
         let explained = (patchable == Patchable::Final)
-            .then(|| crate::store::explained::explanations(&report))
+            .then(|| crate::store::explained::explanations(report))
             .flatten();
         let head = crate::format::report::head(
             report.runs,
@@ -72,7 +126,7 @@ impl ReportFile {
             &report.aggregates,
             explained.as_ref(),
             &crate::format::report::analysis(
-                &report,
+                report,
                 patchable == Patchable::Final,
                 explained.as_ref(),
             )?,
@@ -110,33 +164,39 @@ impl ReportFile {
         text.push_str(&" ".repeat(free as usize));
         let rows_end = text.len() as u64;
         text.push_str("\n],\"records\":[");
-        // Room for the records at once (a record takes some 250 bytes): a text grown by
-        // doubling copies itself each time, some megabytes in all.
-        text.reserve(report.records.len() * 288);
-        // Records come grouped by case: each case's identity is escaped once.
-        let mut identity: Option<(&Record, String)> = None;
-        for (position, (record, open)) in report.records.iter().zip(open).enumerate() {
-            text.push_str(if position == 0 { "\n" } else { ",\n" });
-            let fields = match &identity {
-                Some((first, fields)) if first.key() == record.key() => fields,
-                _ => &identity.insert((record, record_identity(record))).1,
-            };
-            let offset = text.len() as u64;
-            match open {
-                Some((proc, seq)) => {
-                    let record_text = record_of(fields, record)?;
-                    let capacity = record_text.len() as u64 + RECORD_SLACK;
-                    text.push_str(&padded(record_text, capacity).unwrap_or_default());
-                    if let Some(state) = states.iter_mut().find(|state| state.key() == record.key())
-                    {
-                        state.open.push(OpenRun {
-                            proc,
-                            seq,
-                            slot: Slot { offset, capacity },
-                        });
+        if open.iter().all(Option::is_none) {
+            // No record is patched later: none needs its place noted.
+            text.push_str(&closed_records_text(&report.records)?);
+        } else {
+            // Room for the records at once (a record takes some 250 bytes): a text grown by
+            // doubling copies itself each time, some megabytes in all.
+            text.reserve(report.records.len() * 288);
+            // Records come grouped by case: each case's identity is escaped once.
+            let mut identity: Option<(&Record, String)> = None;
+            for (position, (record, open)) in report.records.iter().zip(open).enumerate() {
+                text.push_str(if position == 0 { "\n" } else { ",\n" });
+                let fields = match &identity {
+                    Some((first, fields)) if first.key() == record.key() => fields,
+                    _ => &identity.insert((record, record_identity(record))).1,
+                };
+                let offset = text.len() as u64;
+                match open {
+                    Some((proc, seq)) => {
+                        let record_text = record_of(fields, record)?;
+                        let capacity = record_text.len() as u64 + RECORD_SLACK;
+                        text.push_str(&padded(record_text, capacity).unwrap_or_default());
+                        if let Some(state) =
+                            states.iter_mut().find(|state| state.key() == record.key())
+                        {
+                            state.open.push(OpenRun {
+                                proc,
+                                seq,
+                                slot: Slot { offset, capacity },
+                            });
+                        }
                     }
+                    None => push_record(&mut text, fields, record)?,
                 }
-                None => push_record(&mut text, fields, record)?,
             }
         }
         let records_end = text.len() as u64;
@@ -195,8 +255,34 @@ impl ReportFile {
                 }
             }
         }
-        Ok(report)
+        Ok(())
     }
+}
+
+/// Records from this many on are formatted on two threads.
+const PARALLEL_RECORDS: usize = 1_000;
+
+/// The text of `records`, none of them open, one per line: formatting them is most of what
+/// writing a large report costs in a test binary built without optimizations, and at exit the
+/// process's other threads are done, so the second half is formatted on a thread of its own.
+fn closed_records_text(records: &[Record]) -> io::Result<String> {
+    if records.len() < PARALLEL_RECORDS {
+        return records_text(records, true);
+    }
+    let (first, second) = records.split_at(records.len() / 2);
+    std::thread::scope(|scope| {
+        let later = std::thread::Builder::new()
+            .name("probtest-records".into())
+            .spawn_scoped(scope, || records_text(second, false));
+        let earlier = records_text(first, true)?;
+        let later = match later {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("formatting the records panicked")))?,
+            Err(_) => records_text(second, false)?,
+        };
+        Ok(earlier + &later)
+    })
 }
 
 /// How long after a report could not be written for want of room no process tries again: each
@@ -265,4 +351,35 @@ pub(crate) enum Patchable {
     No,
     /// Not patched, and the process's last fold: the report gets the session's analysis.
     Final,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::tests::record;
+    use crate::types::status::Outcome;
+
+    #[test]
+    fn records_formatted_on_two_threads_read_as_on_one() {
+        let records: Vec<Record> = (0..PARALLEL_RECORDS as u32 + 7)
+            .map(|run| {
+                let case = if run % 3 == 0 {
+                    "triage::a"
+                } else {
+                    "triage::b"
+                };
+                let outcome = if run % 5 == 0 {
+                    Outcome::Fail
+                } else {
+                    Outcome::Pass
+                };
+                record(case, run + 1, outcome, f64::from(run) / 7.0, Vec::new())
+            })
+            .collect();
+        let parallel = closed_records_text(&records).expect("formatted");
+        assert_eq!(parallel, records_text(&records, true).expect("formatted"));
+        let array: serde_json::Value =
+            serde_json::from_str(&format!("[{parallel}]")).expect("a JSON array");
+        assert_eq!(array.as_array().map(Vec::len), Some(records.len()));
+    }
 }

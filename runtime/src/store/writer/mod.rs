@@ -96,8 +96,10 @@ pub(crate) enum RunEvent<'a> {
 }
 
 /// The least time between two foldings of a process's runs into the session report, so that a
-/// watcher sees progress while the runs pay nothing for the report.
-const FOLD_EVERY: Duration = Duration::from_millis(300);
+/// watcher sees progress while the runs pay nothing for the report. A folding rewrites the
+/// whole report: a second keeps a test binary that runs for a few hundred milliseconds (as
+/// most do) from folding a second time, for a report that its exit writes anyway.
+const FOLD_EVERY: Duration = Duration::from_secs(1);
 
 /// When the process last folded its runs into the report, and what that took.
 struct Folding {
@@ -399,8 +401,8 @@ impl SessionWriter {
     }
 
     /// In a process that runs many runs: folds them into the session report when the last
-    /// folding is long enough ago. That is at the first finished run, then at most every 300
-    /// ms, and never more often than ten times what a folding takes, so that folding a large
+    /// folding is long enough ago. That is at the first finished run, then at most once a
+    /// second, and never more often than ten times what a folding takes, so that folding a large
     /// session costs its runs at most a tenth of their time. A run whose process dies before
     /// the next folding is in the log, and an error in the report that the session's next
     /// process (or `cargo probtest report`) writes.
@@ -432,12 +434,27 @@ impl SessionWriter {
         folded.map(drop)
     }
 
-    /// Rebuilds the session report, in source order, as the process's last fold (at exit). From `memory`,
-    /// what this process holds of the session, when the log holds nothing else; else from the
-    /// log. The log is looked at under the report's lock, so that a process folding after this
-    /// one sees every line this one did not.
+    /// [`SessionWriter::fold_keeping`], with the report only when the file took it.
+    #[cfg(test)]
     pub(crate) fn fold(&self, memory: impl FnOnce() -> SessionData) -> io::Result<Option<Report>> {
-        self.fold_as(memory, true)
+        let (report, written) = self.fold_keeping(memory);
+        written.map(|()| report)
+    }
+
+    /// Rebuilds the session report, in source order, as the process's last fold (at exit). From
+    /// `memory`, what this process holds of the session, when the log holds nothing else; else
+    /// from the log. The log is looked at under the report's lock, so that a process folding
+    /// after this one sees every line this one did not. Gives back the report built from
+    /// `memory` (when it was) whether or not the report file took it, so that the summary shows
+    /// it and `memory` need not be kept for a summary of its own.
+    pub(crate) fn fold_keeping(
+        &self,
+        memory: impl FnOnce() -> SessionData,
+    ) -> (Option<Report>, io::Result<()>) {
+        match &self.report {
+            Some(report) => report.rebuild_keeping(|| self.alone_in_session().then(memory), true),
+            None => (None, Ok(())),
+        }
     }
 
     /// A fold in a batch (`last` false) or the process's last, which adds the analysis. Gives
