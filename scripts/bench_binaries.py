@@ -4,7 +4,8 @@
 Part of scripts/bench.sh. Each kind is a test binary run directly from its crate's directory
 (as cargo runs it) with extra environment variables; the kinds take turns run by run in a
 rotating order, so that drift on a shared machine hits every kind alike. A kind that writes a
-report gets a fresh session per run (PROB_SESSION), so that runs do not pile up in one session.
+report gets a session of its own per process (PROB_SESSION), so that runs do not pile up in one
+session, nor does one kind fold another's.
 
 Usage: bench_binaries.py REPS LABEL=DIR=BINARY[=VAR:VALUE,VAR:VALUE] ...
 
@@ -12,6 +13,7 @@ Prints one line per kind: median wall time, quartiles, and the median's ratio to
 kind's median.
 """
 
+import itertools
 import os
 import statistics
 import subprocess
@@ -32,11 +34,15 @@ def parse(spec):
     return label, directory, binary, env
 
 
-def run_once(directory, binary, env, index):
+SESSIONS = itertools.count()
+
+
+def run_once(directory, binary, env):
     full = dict(os.environ)
     full.update(env)
     if "PROB_JSON" in env:
-        full["PROB_SESSION"] = f"bench-binaries-{os.getpid()}-{index}"
+        # One session per process: kinds sharing a session would fold each other's runs.
+        full["PROB_SESSION"] = f"bench-binaries-{os.getpid()}-{next(SESSIONS)}"
     start = time.perf_counter()
     result = subprocess.run(
         [binary], cwd=directory, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -54,12 +60,12 @@ def main():
     kinds = [parse(spec) for spec in sys.argv[2:]]
     times = {label: [] for label, *_ in kinds}
     # One warm-up each: page cache, session directories.
-    for index, (_, directory, binary, env) in enumerate(kinds):
-        run_once(directory, binary, env, -1 - index)
+    for _, directory, binary, env in kinds:
+        run_once(directory, binary, env)
     for rep in range(reps):
         order = kinds[rep % len(kinds):] + kinds[: rep % len(kinds)]
         for label, directory, binary, env in order:
-            times[label].append(run_once(directory, binary, env, rep))
+            times[label].append(run_once(directory, binary, env))
     base = statistics.median(times[kinds[0][0]])
     for label, *_ in kinds:
         values = sorted(times[label])
