@@ -22,7 +22,8 @@ use crate::types::count::thousands;
 use crate::types::key::CaseKey;
 use crate::types::stats::StatsConfig;
 
-/// Sessions kept in the store; older ones are pruned when a new one starts.
+/// Sessions kept in the store; older ones are pruned when a new one starts and there are a
+/// quarter more than this.
 pub const KEEP_SESSIONS: usize = 20;
 
 #[derive(Debug, Serialize, Deserialize)]

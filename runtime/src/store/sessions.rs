@@ -46,6 +46,28 @@ pub(super) fn list_sessions(sessions_dir: &Path) -> io::Result<Vec<(u128, Sessio
     Ok(sessions)
 }
 
+/// The folders under `sessions_dir` that may be sessions, counted from their names alone; what
+/// an earlier pruning left half removed is removed on the way.
+fn folders(sessions_dir: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(sessions_dir) else {
+        return 0;
+    };
+    let mut count = 0;
+    for entry in entries.filter_map(Result::ok) {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(PRUNED_PREFIX)
+        {
+            // A removal another process has in progress may end either way.
+            let _ = fs::remove_dir_all(entry.path());
+        } else if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            count += 1;
+        }
+    }
+    count
+}
+
 /// When the process that creates a session prunes the old ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Pruning {
@@ -97,6 +119,11 @@ pub(crate) fn finish_pruning() {
 /// Removes all but the newest `keep` sessions, never `current`, and what an earlier pruning
 /// left half removed.
 pub(super) fn prune(sessions_dir: &Path, keep: usize, current: &str) -> io::Result<()> {
+    // Listing the sessions reads when each started: it is done once there are a quarter more
+    // than `keep`, which it prunes back to `keep`, so that most new sessions only count folders.
+    if folders(sessions_dir) <= keep + keep / 4 {
+        return Ok(());
+    }
     let mut sessions = list_sessions(sessions_dir)?;
     sessions.sort_by_key(|(started, _)| std::cmp::Reverse(*started));
     for (_, session) in sessions.into_iter().skip(keep) {
@@ -152,7 +179,8 @@ mod tests {
     #[test]
     fn pruning_later_ends_by_exit_and_a_removal_cut_short_is_finished() {
         let sessions = temp_sessions("prune-later");
-        for index in 0..KEEP_SESSIONS {
+        let most = KEEP_SESSIONS + KEEP_SESSIONS / 4;
+        for index in 0..most {
             Session::new(&sessions, &format!("s{index:02}"))
                 .create()
                 .expect("created");
@@ -161,10 +189,7 @@ mod tests {
         let cut_short = sessions.join(format!("{PRUNED_PREFIX}old-1"));
         fs::create_dir_all(&cut_short).expect("made");
         fs::write(cut_short.join("runs.jsonl"), "").expect("written");
-        assert_eq!(
-            list_sessions(&sessions).expect("listed").len(),
-            KEEP_SESSIONS
-        );
+        assert_eq!(list_sessions(&sessions).expect("listed").len(), most);
         Session::new(&sessions, "new")
             .create_with(Pruning::Later)
             .expect("created");
@@ -182,21 +207,29 @@ mod tests {
     #[test]
     fn old_sessions_are_pruned_but_never_the_current_one() {
         let sessions = temp_sessions("prune");
-        for index in 0..(KEEP_SESSIONS + 3) {
+        let most = KEEP_SESSIONS + KEEP_SESSIONS / 4;
+        for index in 0..most {
             Session::new(&sessions, &format!("s{index:02}"))
                 .create()
                 .expect("created");
         }
+        // Up to a quarter more than are kept stay until the next session.
+        assert_eq!(list_sessions(&sessions).expect("listed").len(), most);
+        Session::new(&sessions, &format!("s{most:02}"))
+            .create()
+            .expect("created");
         let left = list_sessions(&sessions).expect("listed");
         assert_eq!(left.len(), KEEP_SESSIONS);
         let latest = Session::latest(&sessions).expect("listed").expect("some");
-        assert_eq!(latest.key(), format!("s{:02}", KEEP_SESSIONS + 2));
-        assert!(!sessions.join("s00").exists());
+        assert_eq!(latest.key(), format!("s{most:02}"));
+        let oldest_kept = most + 1 - KEEP_SESSIONS;
+        assert!(!sessions.join(format!("s{:02}", oldest_kept - 1)).exists());
         // The current session survives even when it is the oldest.
-        prune(&sessions, 1, "s05").expect("pruned");
-        assert!(sessions.join("s05").exists());
-        assert!(sessions.join(format!("s{:02}", KEEP_SESSIONS + 2)).exists());
-        assert!(!sessions.join(format!("s{:02}", KEEP_SESSIONS + 1)).exists());
+        let current = format!("s{oldest_kept:02}");
+        prune(&sessions, 1, &current).expect("pruned");
+        assert!(sessions.join(&current).exists());
+        assert!(sessions.join(format!("s{most:02}")).exists());
+        assert!(!sessions.join(format!("s{:02}", most - 1)).exists());
         let _ = fs::remove_dir_all(sessions);
     }
 }
