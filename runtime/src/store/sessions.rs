@@ -46,9 +46,9 @@ pub(super) fn list_sessions(sessions_dir: &Path) -> io::Result<Vec<(u128, Sessio
     Ok(sessions)
 }
 
-/// The folders under `sessions_dir` that may be sessions, counted from their names alone; what
-/// an earlier pruning left half removed is removed on the way.
-fn folders(sessions_dir: &Path) -> usize {
+/// Removes what an earlier pruning left half removed under `sessions_dir`, and counts the other
+/// folders there, which may be sessions, without reading them.
+fn sweep_and_count(sessions_dir: &Path) -> usize {
     let Ok(entries) = fs::read_dir(sessions_dir) else {
         return 0;
     };
@@ -59,7 +59,8 @@ fn folders(sessions_dir: &Path) -> usize {
             .to_string_lossy()
             .starts_with(PRUNED_PREFIX)
         {
-            // A removal another process has in progress may end either way.
+            // A removal another process has in progress may end either way: both ignore what
+            // the other removed.
             let _ = fs::remove_dir_all(entry.path());
         } else if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
             count += 1;
@@ -121,7 +122,7 @@ pub(crate) fn finish_pruning() {
 pub(super) fn prune(sessions_dir: &Path, keep: usize, current: &str) -> io::Result<()> {
     // Listing the sessions reads when each started: it is done once there are a quarter more
     // than `keep`, which it prunes back to `keep`, so that most new sessions only count folders.
-    if folders(sessions_dir) <= keep + keep / 4 {
+    if sweep_and_count(sessions_dir) <= keep + keep / 4 {
         return Ok(());
     }
     let mut sessions = list_sessions(sessions_dir)?;
@@ -140,19 +141,8 @@ pub(super) fn prune(sessions_dir: &Path, keep: usize, current: &str) -> io::Resu
             }
         }
     }
-    if let Ok(entries) = fs::read_dir(sessions_dir) {
-        for entry in entries.filter_map(Result::ok) {
-            // A removal another process has in progress may end either way: both ignore what
-            // the other removed.
-            if entry
-                .file_name()
-                .to_string_lossy()
-                .starts_with(PRUNED_PREFIX)
-            {
-                let _ = fs::remove_dir_all(entry.path());
-            }
-        }
-    }
+    // What another process's pruning left half removed goes too.
+    sweep_and_count(sessions_dir);
     Ok(())
 }
 
