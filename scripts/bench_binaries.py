@@ -9,12 +9,16 @@ session, nor does one kind fold another's.
 
 Usage: bench_binaries.py REPS LABEL=DIR=BINARY[=VAR:VALUE,VAR:VALUE] ...
 
-Prints one line per kind: median wall time, quartiles, and the median's ratio to the first
-kind's median.
+Prints one line per kind: median wall time, quartiles, the median's ratio to the first kind's
+median, and the paired ratio: each round's time of the kind over the first kind's time in the
+same round (run moments apart, so both met the same machine), as the median over the rounds
+with a 95% bootstrap interval. Drift between rounds cancels out of the paired ratio, which is
+the figure to hold against a target.
 """
 
 import itertools
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -53,6 +57,21 @@ def run_once(directory, binary, env):
     return elapsed
 
 
+def paired_ratio(times, base_times, resamples=2000):
+    """The median of the per-round ratios, with a percentile bootstrap 95% interval (rounds
+    resampled whole, with a fixed seed so that a report reads the same when rerun on the same
+    times)."""
+    ratios = [t / b for t, b in zip(times, base_times)]
+    median = statistics.median(ratios)
+    if len(ratios) < 2:
+        return median, median, median
+    draw = random.Random(0)
+    medians = sorted(
+        statistics.median(draw.choices(ratios, k=len(ratios))) for _ in range(resamples)
+    )
+    return median, medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -66,15 +85,20 @@ def main():
         order = kinds[rep % len(kinds):] + kinds[: rep % len(kinds)]
         for label, directory, binary, env in order:
             times[label].append(run_once(directory, binary, env))
-    base = statistics.median(times[kinds[0][0]])
+    first = times[kinds[0][0]]
+    base = statistics.median(first)
     for label, *_ in kinds:
         values = sorted(times[label])
         median = statistics.median(values)
         quartiles = statistics.quantiles(values, n=4) if len(values) > 1 else [median] * 3
-        print(
+        line = (
             f"  {label:<34} {median:8.3f} s  [{quartiles[0]:.3f}, {quartiles[2]:.3f}]"
             f"  {median / base:5.2f}x"
         )
+        if label != kinds[0][0]:
+            paired, low, high = paired_ratio(times[label], first)
+            line += f"  paired {paired:.2f}x [{low:.2f}, {high:.2f}]"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -162,19 +162,43 @@ pub(crate) fn record_identity(record: &Record) -> String {
 /// comma (`first` says whether the first of them opens the array, with no comma). Records come
 /// grouped by case: each case's identity is escaped once.
 pub(crate) fn records_text(records: &[Record], first: bool) -> io::Result<String> {
-    // Room for the records at once (a record takes some 250 bytes): a text grown by doubling
-    // copies itself each time.
-    let mut text = String::with_capacity(records.len() * 288);
-    let mut identity: Option<(&Record, String)> = None;
+    let mut text = String::with_capacity(records_capacity(records.len()));
+    let mut identities = Identities::default();
     for (position, record) in records.iter().enumerate() {
         text.push_str(if position == 0 && first { "\n" } else { ",\n" });
-        let fields = match &identity {
-            Some((same, fields)) if same.key() == record.key() => fields,
-            _ => &identity.insert((record, record_identity(record))).1,
-        };
-        push_record(&mut text, fields, record)?;
+        push_record(&mut text, identities.of(record), record)?;
     }
     Ok(text)
+}
+
+/// Bytes to reserve for `records` records at once (a record takes some 250 bytes): a text
+/// grown by doubling copies itself each time, some megabytes in all for a large report.
+pub(crate) fn records_capacity(records: usize) -> usize {
+    records * 288
+}
+
+/// The identity fields ([`record_identity`]) of records that come grouped by case, escaped
+/// once per case: the last case's are kept until a record of another case comes.
+#[derive(Default)]
+pub(crate) struct Identities<'a> {
+    last: Option<(&'a Record, String)>,
+}
+
+impl<'a> Identities<'a> {
+    /// The identity fields of `record`.
+    pub(crate) fn of(&mut self, record: &'a Record) -> &str {
+        let same_case = self
+            .last
+            .as_ref()
+            .is_some_and(|(same, _)| same.key() == record.key());
+        if !same_case {
+            self.last = None;
+        }
+        &self
+            .last
+            .get_or_insert_with(|| (record, record_identity(record)))
+            .1
+    }
 }
 
 /// [`record`] with its identity fields already written by [`record_identity`].

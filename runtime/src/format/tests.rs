@@ -572,3 +572,17 @@ fn pytest_probability_latencies_read_with_its_numbers() {
         );
     }
 }
+
+#[test]
+fn identities_are_escaped_again_when_the_case_changes() {
+    let records = [
+        record("a::\"1\"", 1, Outcome::Pass, 0.0, vec![]),
+        record("a::\"1\"", 2, Outcome::Pass, 0.0, vec![]),
+        record("b", 1, Outcome::Pass, 0.0, vec![]),
+        record("a::\"1\"", 3, Outcome::Pass, 0.0, vec![]),
+    ];
+    let mut identities = report::Identities::default();
+    for record in &records {
+        assert_eq!(identities.of(record), report::record_identity(record));
+    }
+}

@@ -7,7 +7,7 @@ use std::fs;
 use std::io;
 use std::time::Duration;
 
-use crate::format::report::{push_record, record_identity, record_of, records_text};
+use crate::format::report::{push_record, record_of, records_capacity, records_text, Identities};
 use crate::model::aggregate::FunctionSums;
 use crate::model::{Record, Report};
 use crate::store::atomic::write_atomically;
@@ -106,15 +106,9 @@ impl ReportFile {
         report: &Report,
         rebuilt: Rebuilt,
     ) -> io::Result<()> {
-        let Rebuilt {
-            open,
-            described,
-            generation,
-            created,
-            unrecorded: data_unrecorded,
-            patchable,
-        } = rebuilt;
-        let mut text = crate::format::report::header(&created, self.session.key(), &self.stats)?;
+        let patchable = rebuilt.patchable;
+        let mut text =
+            crate::format::report::header(&rebuilt.created, self.session.key(), &self.stats)?;
         // A final report is analysed: it carries the analysis' explanations too.
         let explained = (patchable == Patchable::Final)
             .then(|| crate::store::explained::explanations(report))
@@ -152,7 +146,7 @@ impl ReportFile {
             let mut state = RowState::new(&row.info, Slot { offset, capacity }, prefix_len);
             state.update(row, &self.stats);
             // A row of a case whose description was lost (a torn line) keeps asking for one.
-            state.described = described.contains(&row.info.key().to_owned_key());
+            state.described = rebuilt.described.contains(&row.info.key().to_owned_key());
             states.push(state);
         }
         let rows_free = text.len() as u64;
@@ -164,21 +158,15 @@ impl ReportFile {
         text.push_str(&" ".repeat(free as usize));
         let rows_end = text.len() as u64;
         text.push_str("\n],\"records\":[");
-        if open.iter().all(Option::is_none) {
+        if rebuilt.open.iter().all(Option::is_none) {
             // No record is patched later: none needs its place noted.
             text.push_str(&closed_records_text(&report.records)?);
         } else {
-            // Room for the records at once (a record takes some 250 bytes): a text grown by
-            // doubling copies itself each time, some megabytes in all.
-            text.reserve(report.records.len() * 288);
-            // Records come grouped by case: each case's identity is escaped once.
-            let mut identity: Option<(&Record, String)> = None;
-            for (position, (record, open)) in report.records.iter().zip(open).enumerate() {
+            text.reserve(records_capacity(report.records.len()));
+            let mut identities = Identities::default();
+            for (position, (record, open)) in report.records.iter().zip(rebuilt.open).enumerate() {
                 text.push_str(if position == 0 { "\n" } else { ",\n" });
-                let fields = match &identity {
-                    Some((first, fields)) if first.key() == record.key() => fields,
-                    _ => &identity.insert((record, record_identity(record))).1,
-                };
+                let fields = identities.of(record);
                 let offset = text.len() as u64;
                 match open {
                     Some((proc, seq)) => {
@@ -205,7 +193,7 @@ impl ReportFile {
         self.write_whole(text.as_bytes())?;
         fs::create_dir_all(self.dir())?;
         if patchable == Patchable::Yes && !self.stream {
-            let rows_dir = self.dir().join(format!("rows-{generation}"));
+            let rows_dir = self.dir().join(format!("rows-{}", rebuilt.generation));
             fs::create_dir_all(&rows_dir)?;
             for state in &states {
                 fs::write(rows_dir.join(row_file_name(state.key())), state.encode()?)?;
@@ -213,14 +201,14 @@ impl ReportFile {
         }
         let index = Index {
             path: self.path_bytes().to_vec(),
-            generation,
+            generation: rebuilt.generation,
             file_len: match patchable {
                 Patchable::Yes => text.len() as u64,
                 // An index that describes no file: a process that would patch the report
                 // rebuilds it first.
                 Patchable::No | Patchable::Final => u64::MAX,
             },
-            created,
+            created: rebuilt.created,
             head: head_slot,
             rows_free,
             rows_end,
@@ -233,7 +221,7 @@ impl ReportFile {
                 .iter()
                 .filter(|row| row.fails_session(&self.stats))
                 .count() as u64,
-            unrecorded: data_unrecorded,
+            unrecorded: rebuilt.unrecorded,
             functions: FunctionSums::of_rows(&report.rows, &self.stats),
             warnings: report.warnings.clone(),
             totals: report.totals.clone(),
@@ -249,7 +237,7 @@ impl ReportFile {
                 let stale = name
                     .strip_prefix("rows-")
                     .and_then(|g| g.parse::<u64>().ok())
-                    .is_some_and(|g| g != generation);
+                    .is_some_and(|g| g != rebuilt.generation);
                 if stale {
                     let _ = fs::remove_dir_all(entry.path());
                 }
