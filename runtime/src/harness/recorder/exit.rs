@@ -113,6 +113,10 @@ fn finish_process() {
         // A fold that took the runs gave back their report: nothing is left unshown.
         return;
     };
+    // Never freed: the process is exiting, and freeing a report's thousands of strings would
+    // be the last work it waits for (a tenth of the exit's, in a test binary built without
+    // optimizations).
+    let report = std::mem::ManuallyDrop::new(report);
     let mut report_line = None;
     if let Some(path) = &settings.json {
         let written = match folded {

@@ -82,7 +82,11 @@ static NEXT_TICKET: AtomicU64 = AtomicU64::new(0);
 /// When this process's first run started: what slots count their runs' starts from.
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
+    // `get` first, as `settings::get` does: every run asks.
+    match EPOCH.get() {
+        Some(epoch) => *epoch,
+        None => *EPOCH.get_or_init(Instant::now),
+    }
 }
 
 /// Separate from [`PROCESS`] so that a run waiting out the delay does not block others from

@@ -392,8 +392,14 @@ impl Case {
     /// This process's state of the case, made at its first use and kept for the process's
     /// life.
     fn state(&'static self) -> &'static CaseState {
-        self.state
-            .get_or_init(|| Box::leak(Box::new(CaseState::default())))
+        // `get` first: every run asks twice, and `get_or_init` is several calls deeper in a
+        // test binary built without optimizations.
+        match self.state.get() {
+            Some(state) => state,
+            None => self
+                .state
+                .get_or_init(|| Box::leak(Box::new(CaseState::default()))),
+        }
     }
 
     /// Counts a finished run of this process; returns the counts so far, and whether this was

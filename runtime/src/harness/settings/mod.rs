@@ -63,6 +63,11 @@ static SETTINGS: OnceLock<Settings> = OnceLock::new();
 
 /// The settings, resolved at the first run, their warnings printed then.
 pub(crate) fn get(config: &Config) -> &'static Settings {
+    // `get` first: every run asks, and `get_or_init` is several calls deeper in a test binary
+    // built without optimizations.
+    if let Some(settings) = SETTINGS.get() {
+        return settings;
+    }
     SETTINGS.get_or_init(|| {
         let settings = resolve(config, |name| std::env::var(name).ok());
         // Past libtest's capture, which takes only what the print macros write: a suite

@@ -120,6 +120,9 @@ pub(crate) struct SessionWriter {
     report: Option<ReportFile>,
     /// Whether the report is patched at every event (one run per process) or folded in batches.
     per_run: bool,
+    /// Whether [`SessionWriter::fold_if_due`] folds: a report kept in batches, in a file. Worked
+    /// out once, since every run of a process of many asks.
+    folds: bool,
     folding: Mutex<Folding>,
 }
 
@@ -150,6 +153,8 @@ impl SessionWriter {
             next_slot_ref: AtomicU32::new(0),
             numbering: Mutex::new(()),
             per_run: per_test && report.is_some(),
+            // A stream (`/dev/null`, a pipe) gets the report once, at exit.
+            folds: !per_test && report.as_ref().is_some_and(|report| !report.is_stream()),
             report,
             folding: Mutex::new(Folding {
                 last: None,
@@ -185,7 +190,12 @@ impl SessionWriter {
 
     /// The slot file, when run `seq` is recorded in it.
     fn slot_of(&self, seq: u64) -> Option<&SlotFile> {
-        self.slots.as_ref().filter(|slots| slots.has_room(seq))
+        // A match, not `Option`'s combinators: every run asks, in test binaries built without
+        // optimizations, where each combinator and its closure is a call.
+        match &self.slots {
+            Some(slots) if slots.has_room(seq) => Some(slots),
+            _ => None,
+        }
     }
 
     /// Hands `event` to the session's writers, in order. An error names the file that could
@@ -197,9 +207,10 @@ impl SessionWriter {
             RunEvent::Ended(ended) => ended.seq,
         };
         match self.slot_of(seq) {
-            Some(slots) => self
-                .consume_in_slot(slots, event)
-                .map_err(WriteError::Store),
+            Some(slots) => match self.consume_in_slot(slots, event) {
+                Ok(()) => Ok(()),
+                Err(error) => Err(WriteError::Store(error)),
+            },
             None => self.consume_as_lines(event),
         }
     }
@@ -223,15 +234,16 @@ impl SessionWriter {
                     Some(case_ref) => *case_ref,
                     None => self.number_case(started)?,
                 };
-                slots
-                    .start(
-                        started.seq,
-                        case_ref,
-                        started.run,
-                        started.attempt,
-                        started.started_at,
-                    )
-                    .map_err(|error| crate::store::in_file(slots.path(), error))?;
+                let start = slots.start(
+                    started.seq,
+                    case_ref,
+                    started.run,
+                    started.attempt,
+                    started.started_at,
+                );
+                if let Err(error) = start {
+                    return Err(crate::store::in_file(slots.path(), error));
+                }
             }
             RunEvent::Finished(finished) => {
                 let record = finished.record;
@@ -410,8 +422,7 @@ impl SessionWriter {
     /// `memory` gives what this process holds of the session; it is used instead of reading
     /// the store back when the store holds nothing else (one test binary alone in its session).
     pub(crate) fn fold_if_due(&self, memory: impl FnOnce() -> SessionData) -> io::Result<()> {
-        // A stream (`/dev/null`, a pipe) gets the report once, at exit.
-        if self.per_run || self.report.as_ref().is_none_or(|report| report.is_stream()) {
+        if !self.folds {
             return Ok(());
         }
         let mut folding = match self.folding.try_lock() {

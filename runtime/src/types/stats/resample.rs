@@ -175,8 +175,17 @@ impl PyRandom {
 /// The exactly rounded sum of `values` (Shewchuk's algorithm, as Python's `math.fsum`): the
 /// same total in any order, so a mean does not depend on the order results arrived in.
 pub fn fsum(values: impl IntoIterator<Item = f64>) -> f64 {
-    let mut partials: Vec<f64> = Vec::new();
-    for mut x in values {
+    let mut values = values.into_iter();
+    let Some(first) = values.next() else {
+        return 0.0;
+    };
+    // One value is its own sum, without a list of partials to allocate: a function of one case
+    // takes four such sums at every exit.
+    let Some(second) = values.next() else {
+        return first;
+    };
+    let mut partials: Vec<f64> = vec![first];
+    for mut x in std::iter::once(second).chain(values) {
         let mut kept = 0;
         for j in 0..partials.len() {
             let mut y = partials[j];
@@ -422,6 +431,14 @@ mod tests {
         assert_eq!(fsum([0.1; 10]), 1.0);
         assert_eq!(fsum([1e100, 1.0, -1e100, 1e-100]), 1.0);
         assert_eq!(fsum([]), 0.0);
+        // One value is its own sum, whatever it is; two take the general path.
+        for one in [0.7, -0.0, 1e300, f64::INFINITY, f64::MIN_POSITIVE / 4.0] {
+            assert_eq!(fsum([one]).to_bits(), one.to_bits());
+        }
+        assert!(fsum([f64::NAN]).is_nan());
+        assert_eq!(fsum([0.1, 0.2]), 0.30000000000000004);
+        assert_eq!(fsum([1e16, 1.0]), 1e16);
+        assert_eq!(fsum([1e16, 1.0, 1.0]), 1.0000000000000002e16);
         // statistics.fmean([0.1, 0.2, 0.3]): the exactly rounded 0.6, over 3.
         assert_eq!(fmean(&[0.1, 0.2, 0.3]), Some(0.19999999999999998));
     }
