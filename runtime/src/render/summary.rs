@@ -8,7 +8,8 @@ use std::io::IsTerminal;
 
 use crate::model::{Report, Row};
 use crate::render::text::{
-    bar_text, bound_percent, model_name, money, paint, rule, shell_word, token_text,
+    bar_text, bound_percent, bound_percent_width, digits, model_name, money, paint, rule,
+    shell_word, token_text, whole_percent,
 };
 use crate::types::stats::{ErrorPolicy, GateResult, Verdict};
 use crate::types::status::Status;
@@ -48,10 +49,11 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         .map(|r| r.info.case.chars().count())
         .max()
         .unwrap_or(0);
+    // `total/total` is the widest fraction of a row.
     let fraction_width = report
         .rows
         .iter()
-        .map(|r| format!("{0}/{0}", r.total).len())
+        .map(|r| 2 * digits(r.total) + 1)
         .max()
         .unwrap_or(0);
     // A row shows a cost only when its case spent something, as pytest-probability prints it.
@@ -66,7 +68,9 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
 
     let mut out = String::new();
     let _ = writeln!(out, "{}", rule("probability"));
-    for row in &report.rows {
+    // A line's pieces are appended as they are, not through `write!`: a summary has a row per
+    // case, rendered at every exit in a test binary built without optimizations.
+    for (index, row) in report.rows.iter().enumerate() {
         let status = Report::row_status_text(row);
         let tone = row.status.color();
         let fraction = format!("{}/{}", row.passes, row.total);
@@ -78,18 +82,22 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
             paint(&fraction, tone, color),
         );
         if let Some(column) = &intervals {
-            let _ = write!(line, "  {}", column.cell(row));
+            line.push_str("  ");
+            line.push_str(&column.cell(index));
         }
         if show_cost && row.cost > 0.0 {
-            let _ = write!(line, "  {:>cost_width$}", money(row.cost));
+            line.push_str(&format!("  {:>cost_width$}", money(row.cost)));
         }
         if !status.is_empty() {
-            let _ = write!(line, "  {}", paint(&status, tone, color));
+            line.push_str("  ");
+            line.push_str(&paint(&status, tone, color));
         }
         if let Some(note) = crate::render::stopping::row_note(row) {
-            let _ = write!(line, "  {note}");
+            line.push_str("  ");
+            line.push_str(&note);
         }
-        let _ = writeln!(out, "{}", line.trim_end());
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     crate::render::analysis::aggregate_lines(report, &mut out);
     out.push('\n');
@@ -223,6 +231,8 @@ fn doctor_hint(report: &Report, out: &mut String) {
 struct IntervalColumn {
     low_width: usize,
     high_width: usize,
+    /// Each row's bounds as whole percents ([`whole_percent`]), when the row shows an interval.
+    bounds: Vec<Option<(i64, i64)>>,
 }
 
 impl IntervalColumn {
@@ -230,18 +240,25 @@ impl IntervalColumn {
         if !report.stats_config.intervals || !report.rows.iter().any(|row| row.total > 1) {
             return None;
         }
-        let bounds = |pick: fn(&crate::types::stats::Interval) -> f64| {
-            report
-                .rows
-                .iter()
-                .filter(|row| row.total > 1)
-                .filter_map(|row| row.ci.as_ref().map(|ci| bound_percent(pick(ci)).len()))
-                .max()
-                .unwrap_or(0)
-        };
+        // Widths and cells from the numbers: a summary has a row per case, rendered at every
+        // exit in a test binary built without optimizations, where each text made is costly.
+        let (mut low_width, mut high_width) = (0, 0);
+        let bounds: Vec<Option<(i64, i64)>> = report
+            .rows
+            .iter()
+            .map(|row| match (&row.ci, row.total > 1) {
+                (Some(ci), true) => {
+                    low_width = low_width.max(bound_percent_width(ci.low));
+                    high_width = high_width.max(bound_percent_width(ci.high));
+                    Some((whole_percent(ci.low), whole_percent(ci.high)))
+                }
+                _ => None,
+            })
+            .collect();
         Some(IntervalColumn {
-            low_width: bounds(|ci| ci.low),
-            high_width: bounds(|ci| ci.high),
+            low_width,
+            high_width,
+            bounds,
         })
     }
 
@@ -255,9 +272,15 @@ impl IntervalColumn {
         )
     }
 
-    fn cell(&self, row: &Row) -> String {
-        match (&row.ci, row.total > 1) {
-            (Some(ci), true) => self.text(ci.low, ci.high),
+    /// The cell of the report's row `index`.
+    fn cell(&self, index: usize) -> String {
+        match self.bounds.get(index) {
+            // `bound_percent`'s text, its `%` written after the padded number.
+            Some(Some((low, high))) => format!(
+                "[{low:>lw$}%, {high:>hw$}%]",
+                lw = self.low_width - 1,
+                hw = self.high_width - 1
+            ),
             _ => " ".repeat(self.low_width + self.high_width + 4),
         }
     }
@@ -283,10 +306,12 @@ fn gates_block(report: &Report, intervals: Option<&IntervalColumn>, out: &mut St
         IntervalColumn {
             low_width: 4,
             high_width: 4,
+            bounds: Vec::new(),
         },
         |c| IntervalColumn {
             low_width: c.low_width.max(3),
             high_width: c.high_width.max(3),
+            bounds: Vec::new(),
         },
     );
     let case_width = judged

@@ -69,18 +69,38 @@ pub(crate) fn token_text(usage: &UsageTotals) -> String {
     text
 }
 
+/// The number of decimal digits of `n`: the width of its text, found without making it.
+pub(crate) fn digits(mut n: u64) -> usize {
+    let mut digits = 1;
+    while n >= 10 {
+        n /= 10;
+        digits += 1;
+    }
+    digits
+}
+
 /// A bound as a whole percent, rounded half up; 0% and 100% only for bounds exactly 0 or 1, so
 /// that a bound of 99.7% never reads as certainty.
 pub(crate) fn bound_percent(value: f64) -> String {
+    format!("{}%", whole_percent(value))
+}
+
+/// The number [`bound_percent`] shows.
+pub(crate) fn whole_percent(value: f64) -> i64 {
     let percent = (value * 100.0 + 0.5).floor() as i64;
-    let percent = if value > 0.0 && percent <= 0 {
+    if value > 0.0 && percent <= 0 {
         1
     } else if value < 1.0 && percent >= 100 {
         99
     } else {
         percent
-    };
-    format!("{percent}%")
+    }
+}
+
+/// The length of [`bound_percent`]'s text for `value`, found without making it.
+pub(crate) fn bound_percent_width(value: f64) -> usize {
+    let percent = whole_percent(value);
+    digits(percent.unsigned_abs()) + usize::from(percent < 0) + 1
 }
 
 /// The width of each column of a table: its widest cell, the header's included, in characters.
@@ -121,6 +141,36 @@ pub(crate) fn bar_text(rule: Rule) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bound_s_width_is_the_length_of_its_text() {
+        for value in [
+            0.0,
+            1e-9,
+            0.004,
+            0.05,
+            0.5,
+            0.994,
+            0.996,
+            1.0,
+            -0.2,
+            2.5,
+            f64::NAN,
+        ] {
+            assert_eq!(
+                bound_percent_width(value),
+                bound_percent(value).len(),
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
+    fn digits_is_the_length_of_the_text() {
+        for n in [0, 1, 9, 10, 99, 100, 12_345, u64::MAX / 10, u64::MAX] {
+            assert_eq!(digits(n), n.to_string().len(), "{n}");
+        }
+    }
 
     #[test]
     fn money_has_four_decimals_and_an_exponent_when_huge() {
