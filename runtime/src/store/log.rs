@@ -127,8 +127,19 @@ impl ProcessFile {
     /// lines held back: before the case's first slot, so that a slot never names a case the
     /// log does not describe.
     pub(crate) fn append_slot_case(&self, info: &CaseInfo, case_ref: u32) -> io::Result<()> {
-        let line = crate::format::store_lines::case_line(info, Some((&self.proc_id, case_ref)))?;
-        self.write_line(format!("\n{line}").as_bytes())
+        self.append_slot_cases(&[(info, case_ref)])
+    }
+
+    /// [`ProcessFile::append_slot_case`] for many cases, in one write.
+    pub(crate) fn append_slot_cases(&self, cases: &[(&CaseInfo, u32)]) -> io::Result<()> {
+        let mut text = String::new();
+        for &(info, case_ref) in cases {
+            let line =
+                crate::format::store_lines::case_line(info, Some((&self.proc_id, case_ref)))?;
+            text.push('\n');
+            text.push_str(&line);
+        }
+        self.write_line(text.as_bytes())
     }
 
     /// Holds back a line already written as JSON, as [`ProcessFile::queue`] does.

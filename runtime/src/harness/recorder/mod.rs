@@ -25,6 +25,7 @@ use crate::types::usage::UsageTotals;
 
 mod exit;
 mod runs;
+mod up_front;
 
 use runs::{as_session, in_memory};
 
@@ -130,7 +131,10 @@ fn store(settings: &Settings) -> &'static Store {
             }
         };
         match open_writer(&target, settings) {
-            Ok(writer) => Store::Open(writer),
+            Ok(writer) => {
+                up_front::describe_cases(&writer);
+                Store::Open(writer)
+            }
             Err(error) => Store::Broken(error.to_string()),
         }
     })
@@ -212,7 +216,7 @@ pub(crate) fn started(case: &'static Case, run: u32, settings: &'static Settings
     let ticket = NEXT_TICKET.fetch_add(1, Ordering::Relaxed);
     let started_at = epoch().elapsed().as_secs_f64();
     let first_of_case = case.first_sighting();
-    if first_of_case {
+    if first_of_case && case.newly_listed() {
         process().cases.push(case);
     }
     let writer = match store(settings) {
@@ -287,7 +291,7 @@ pub(crate) fn started_in_slot(
         if !writer.in_slot(NEXT_TICKET.load(Ordering::Relaxed)) {
             return None;
         }
-        if case.first_sighting() {
+        if case.first_sighting() && case.newly_listed() {
             process().cases.push(case);
         }
         // A description the log did not take is tried again, and its error reported, by the

@@ -510,12 +510,23 @@ impl Case {
         &self.state().slot_ref
     }
 
+    /// Whether this call puts the case on the process's list of its cases: the first does.
+    pub(crate) fn newly_listed(&'static self) -> bool {
+        let listed = &self.state().listed;
+        !listed.load(Ordering::Relaxed) && !listed.swap(true, Ordering::Relaxed)
+    }
+
     /// Whether this is the first call in this process.
     pub(crate) fn first_sighting(&'static self) -> bool {
         // Read before it is written: after the first run, no run writes the case's word.
         let seen = &self.state().seen;
         !seen.load(Ordering::Relaxed) && !seen.swap(true, Ordering::Relaxed)
     }
+}
+
+/// Every case of the binary's benches, whether or not it runs.
+pub(crate) fn cases() -> impl Iterator<Item = &'static Case> {
+    BENCHES.iter().flat_map(|bench| bench.cases.iter().copied())
 }
 
 /// How many cases this binary's benches have: what a session report leaves room for.

@@ -13,6 +13,9 @@ use crate::model::CaseInfo;
 pub(super) struct CaseState {
     /// Set by the case's first run in this process, which describes the case to the store.
     pub(super) seen: AtomicBool,
+    /// Set once the case is on the process's list of its cases (the recorder's), whether by
+    /// its first run or by the process describing every case as it joins the store.
+    pub(super) listed: AtomicBool,
     /// The case's identity as the store's start lines spell it, escaped once.
     pub(super) identity: OnceLock<String>,
     /// The case's description, built once: a run's start and end both carry it.

@@ -397,6 +397,44 @@ impl SessionWriter {
         Ok(case_ref)
     }
 
+    /// Numbers every case of `cases` not numbered yet, all described to the log in one write
+    /// first: what a process that will run every case of its binary does as it joins, so that
+    /// no case's first run describes it on its own, with its other runs waiting. A write the
+    /// log did not take leaves them unnumbered, for their first runs to describe.
+    pub(crate) fn number_all_in_slots(
+        &self,
+        cases: &[(&CaseInfo, &OnceLock<u32>)],
+    ) -> io::Result<()> {
+        let _numbering = self
+            .numbering
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let unnumbered: Vec<&(&CaseInfo, &OnceLock<u32>)> = cases
+            .iter()
+            .filter(|(_, slot_ref)| slot_ref.get().is_none())
+            .collect();
+        let count = u32::try_from(unnumbered.len())
+            .map_err(|_| io::Error::other("more cases than a process numbers"))?;
+        let first = self.next_slot_ref.fetch_add(count, Ordering::Relaxed);
+        let numbered: Vec<(&CaseInfo, u32)> = (first..)
+            .zip(&unnumbered)
+            .map(|(case_ref, (info, _))| (*info, case_ref))
+            .collect();
+        if numbered.is_empty() {
+            return Ok(());
+        }
+        self.log.append_slot_cases(&numbered)?;
+        for ((_, slot_ref), (_, case_ref)) in unnumbered.iter().zip(&numbered) {
+            let _ = slot_ref.set(*case_ref);
+        }
+        Ok(())
+    }
+
+    /// Whether this process records its runs in slots.
+    pub(crate) fn has_slots(&self) -> bool {
+        self.slots.is_some()
+    }
+
     /// Whether this process wrote everything the session holds: every line of the log, and
     /// the only slot file.
     fn alone_in_session(&self) -> bool {

@@ -334,3 +334,77 @@ fn a_bare_end_goes_to_its_slot_alone_and_only_a_slot_takes_it() {
     assert!(matches!(refused, Err(WriteError::Store(_))));
     let _ = fs::remove_dir_all(sessions);
 }
+
+#[test]
+fn cases_numbered_up_front_are_described_in_one_write_and_their_slots_read_back() {
+    let sessions = temp_sessions("writer-up-front");
+    let session = Session::new(&sessions, "s");
+    let writer = SessionWriter::open(session.clone(), false, None, &StatsConfig::default(), || 3)
+        .expect("opened");
+    let infos = [info("classify::a"), info("classify::b"), info("other::c")];
+    let refs = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    // One case numbered already, by its first run: it keeps its number and its one line.
+    writer
+        .number_in_slots(&infos[1], &refs[1])
+        .expect("numbered");
+    let before = fs::metadata(session.dir().join("runs.jsonl"))
+        .expect("the log")
+        .len();
+    let cases: Vec<(&CaseInfo, &OnceLock<u32>)> = infos.iter().zip(&refs).collect();
+    writer
+        .number_all_in_slots(&cases)
+        .expect("numbered up front");
+    assert_eq!(
+        refs.each_ref().map(|r| r.get().copied()),
+        [Some(1), Some(0), Some(2)]
+    );
+    let log = fs::read_to_string(session.dir().join("runs.jsonl")).expect("the log");
+    let added = &log[before as usize..];
+    assert_eq!(added.matches("classify::a").count(), 1, "{added}");
+    assert_eq!(added.matches("other::c").count(), 1, "{added}");
+    assert!(!added.contains("classify::b"), "described once: {added}");
+    // Runs of every case in slots, the first run of each included, with no description.
+    for (seq, (info, slot_ref)) in cases.iter().enumerate() {
+        writer
+            .consume(&RunEvent::Started(RunStarted {
+                seq: seq as u64,
+                identity: None,
+                run: 1,
+                attempt: 1,
+                info: None,
+                first_in_process: true,
+                slot_ref,
+                started_at: 0.0,
+            }))
+            .expect("started");
+        let outcome = if info.case == "other::c" {
+            Outcome::Fail
+        } else {
+            Outcome::Pass
+        };
+        writer
+            .consume(&RunEvent::Ended(RunEnded {
+                seq: seq as u64,
+                outcome,
+                elapsed: 0.5,
+                cost: 0.0,
+            }))
+            .expect("ended");
+    }
+    let data = session.load().expect("the store");
+    let mut read: Vec<(String, Outcome)> = data
+        .records
+        .iter()
+        .map(|r| (r.case.to_string(), r.outcome))
+        .collect();
+    read.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        read,
+        [
+            ("classify::a".to_string(), Outcome::Pass),
+            ("classify::b".to_string(), Outcome::Pass),
+            ("other::c".to_string(), Outcome::Fail),
+        ]
+    );
+    let _ = fs::remove_dir_all(sessions);
+}
