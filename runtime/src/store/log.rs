@@ -123,14 +123,9 @@ impl ProcessFile {
         Ok(())
     }
 
-    /// Writes the line describing a case that this process's slots call `case_ref`, with any
-    /// lines held back: before the case's first slot, so that a slot never names a case the
-    /// log does not describe.
-    pub(crate) fn append_slot_case(&self, info: &CaseInfo, case_ref: u32) -> io::Result<()> {
-        self.append_slot_cases(&[(info, case_ref)])
-    }
-
-    /// [`ProcessFile::append_slot_case`] for many cases, in one write.
+    /// Writes the lines describing cases that this process's slots call by their refs, in one
+    /// write with any lines held back: before the cases' first slots, so that a slot never
+    /// names a case the log does not describe.
     pub(crate) fn append_slot_cases(&self, cases: &[(&CaseInfo, u32)]) -> io::Result<()> {
         let mut text = String::new();
         for &(info, case_ref) in cases {

@@ -384,17 +384,11 @@ impl SessionWriter {
         if let Some(&case_ref) = slot_ref.get() {
             return Ok(case_ref);
         }
-        let _numbering = self
-            .numbering
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        if let Some(&case_ref) = slot_ref.get() {
-            return Ok(case_ref);
-        }
-        let case_ref = self.next_slot_ref.fetch_add(1, Ordering::Relaxed);
-        self.log.append_slot_case(info, case_ref)?;
-        let _ = slot_ref.set(case_ref);
-        Ok(case_ref)
+        self.number_all_in_slots(&[(info, slot_ref)])?;
+        slot_ref
+            .get()
+            .copied()
+            .ok_or_else(|| io::Error::other("a case numbered in the slots has no number"))
     }
 
     /// Numbers every case of `cases` not numbered yet, all described to the log in one write
