@@ -309,14 +309,11 @@ fn commands(
         return (None, None);
     };
     let select = binary.select_args();
-    let blob = Repro {
-        select: select.clone(),
-        test: test.to_string(),
-        axis: reproduction.axis,
-        plan: reproduction.plan.clone(),
-    }
-    .encode();
-    let command = format!("cargo probtest repro {blob}");
+    // A plan a blob cannot carry (a `TZ` this machine has no zone file for, say) would make a
+    // command that `repro` refuses: none is printed, the plain one may still be.
+    let command = Repro::for_binary(binary, test, reproduction.axis, reproduction.plan.clone())
+        .ok()
+        .map(|repro| format!("cargo probtest repro {}", repro.encode()));
     // A preload library, or a home directory of its own, is not something `cargo test` can
     // be given without changing cargo's own run too.
     let perturbation = &reproduction.plan.perturbation;
@@ -342,7 +339,7 @@ fn commands(
             }
             line
         });
-    (Some(command), plain)
+    (command, plain)
 }
 
 fn rustc_version() -> Option<String> {
@@ -363,12 +360,9 @@ fn rustc_version() -> Option<String> {
 /// Runs `cargo probtest repro`: 101 when the test failed as diagnosed (reproduced), 1 with
 /// `DID NOT REPRODUCE` when it passed.
 pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
+    // Everything in the blob is checked before cargo runs: it is pasted from elsewhere.
     let repro = Repro::decode(&args.blob).map_err(|problem| Error::about("repro", problem))?;
-    let selection = Selection {
-        extra: repro.select.iter().map(OsString::from).collect(),
-        ..Selection::default()
-    };
-    let binaries = cargo::build(&selection)?;
+    let binaries = cargo::build(&repro.selection())?;
     let (binary, tests) = cargo::find(&binaries, &repro.test)
         .map_err(|error| Error::about("repro", format!("the blob's test is not there: {error}")))?;
     if let Some(missing) = repro.plan.tests.iter().find(|name| !tests.contains(name)) {

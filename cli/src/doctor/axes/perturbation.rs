@@ -1,12 +1,14 @@
 //! What a run changes in the victim's process (a seed, a clock, tick jitter, a blocked network,
 //! its CPUs and the load beside it, a fresh home, a scrubbed environment, a time zone), the
-//! environment variables that apply it, and its form in the repro blob.
+//! environment variables that apply it, and its form in the repro blob, held to values a run
+//! applies as it says.
 
 use serde_json::{json, Value};
 
 use crate::doctor::preload::{
     ENV_NET, ENV_SEED, ENV_SEED_SCOPE, ENV_TICK_MS, ENV_TIME, ENV_TIME_FROZEN,
 };
+use crate::doctor::repro::{shown, shown_json};
 
 /// A wall clock pinned by the preload library.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -128,7 +130,8 @@ impl Perturbation {
         })
     }
 
-    /// A perturbation from the repro blob, strictly: anything unexpected is an error.
+    /// A perturbation from the repro blob, strictly: anything unexpected is an error, and every
+    /// value is one [`Perturbation::check`] accepts.
     pub fn from_json(value: &Value) -> Result<Perturbation, String> {
         let object = value
             .as_object()
@@ -146,7 +149,7 @@ impl Perturbation {
             "tz",
         ];
         if let Some(key) = object.keys().find(|key| !FIELDS.contains(&key.as_str())) {
-            return Err(format!("unknown perturbation field `{key}`"));
+            return Err(format!("unknown perturbation field {}", shown(key)));
         }
         let flag = |key: &str| -> Result<bool, String> {
             match object.get(key) {
@@ -158,29 +161,22 @@ impl Perturbation {
         };
         let seed = match object.get("seed") {
             None | Some(Value::Null) => None,
-            Some(seed) => Some(seed.as_u64().ok_or("the seed is not a whole number")?),
+            Some(seed) => Some(seed.as_u64().ok_or(format!(
+                "the seed {} is not a whole number from 0 to {}",
+                shown_json(seed),
+                u64::MAX
+            ))?),
         };
         let clock = match object.get("clock") {
             None | Some(Value::Null) => None,
-            Some(clock) => Some(Clock {
-                at: clock
-                    .get("at")
-                    .and_then(Value::as_f64)
-                    .filter(|at| at.is_finite() && *at >= 0.0)
-                    .ok_or("the clock has no valid `at`")?,
-                frozen: clock
-                    .get("frozen")
-                    .and_then(Value::as_bool)
-                    .ok_or("the clock has no `frozen`")?,
-            }),
+            Some(clock) => Some(clock_from_json(clock)?),
         };
         let tick_ms = match object.get("tick_ms") {
             None | Some(Value::Null) => None,
             Some(tick) => Some(
                 tick.as_u64()
-                    .filter(|tick| (1..=60_000).contains(tick))
-                    .ok_or("`tick_ms` is not a number of milliseconds from 1 to 60000")?
-                    as u32,
+                    .and_then(|tick| u32::try_from(tick).ok())
+                    .ok_or(TICK_RANGE)?,
             ),
         };
         let cpus = match object.get("cpus") {
@@ -191,23 +187,18 @@ impl Perturbation {
                 _ => return Err("`cpus` is neither \"one\" nor \"all\"".into()),
             }),
         };
-        let hash_only = flag("hash_only")?;
-        if hash_only && seed.is_none() {
-            return Err("`hash_only` without a seed".into());
-        }
         let tz = match object.get("tz") {
             None | Some(Value::Null) => None,
             Some(value) => Some(
                 value
                     .as_str()
-                    .filter(|tz| !tz.is_empty() && !tz.contains('\0'))
-                    .ok_or("`tz` is not a time zone name")?
+                    .ok_or("the time zone is not a string")?
                     .to_string(),
             ),
         };
-        Ok(Perturbation {
+        let perturbation = Perturbation {
             seed,
-            hash_only,
+            hash_only: flag("hash_only")?,
             clock,
             tick_ms,
             network_blocked: flag("network_blocked")?,
@@ -216,8 +207,119 @@ impl Perturbation {
             fresh_home: flag("fresh_home")?,
             scrubbed_env: flag("scrubbed_env")?,
             tz,
-        })
+        };
+        perturbation.check()?;
+        Ok(perturbation)
     }
+
+    /// Whether every value is one the run can apply as it says: a clock the preload library
+    /// pins, a tick it accepts, a time zone this machine has. A value it would ignore would
+    /// leave a run that claims a perturbation it does not make.
+    pub fn check(&self) -> Result<(), String> {
+        if self.hash_only && self.seed.is_none() {
+            return Err("`hash_only` without a seed".into());
+        }
+        if let Some(clock) = self.clock {
+            check_clock(clock.at)?;
+        }
+        if let Some(tick) = self.tick_ms {
+            if !(1..=MAX_TICK_MS).contains(&tick) {
+                return Err(TICK_RANGE.into());
+            }
+        }
+        if let Some(tz) = &self.tz {
+            check_zone(tz)?;
+        }
+        Ok(())
+    }
+}
+
+/// The latest instant the preload library pins, in whole seconds: its `parse_instant` refuses
+/// more than `INT64_MAX / 4`, so that adding the time elapsed since can never overflow, and
+/// leaves the clock real.
+pub const MAX_CLOCK_SECONDS: u64 = i64::MAX as u64 / 4;
+
+/// The longest tick the preload library accepts (`PROBTEST_DOCTOR_TICK_MS`), in milliseconds.
+const MAX_TICK_MS: u32 = 60_000;
+
+const TICK_RANGE: &str = "`tick_ms` is not a number of milliseconds from 1 to 60000";
+
+/// Where `TZ` names are looked up: the zone files glibc reads.
+const ZONEINFO: &str = "/usr/share/zoneinfo";
+
+/// A clock of the repro blob: `{"at": seconds, "frozen": bool}` and nothing else.
+fn clock_from_json(clock: &Value) -> Result<Clock, String> {
+    let object = clock.as_object().ok_or("the clock is not an object")?;
+    if let Some(key) = object
+        .keys()
+        .find(|key| !["at", "frozen"].contains(&key.as_str()))
+    {
+        return Err(format!("unknown clock field {}", shown(key)));
+    }
+    let at = object.get("at").ok_or("the clock has no `at`")?;
+    Ok(Clock {
+        at: at.as_f64().ok_or(format!(
+            "the clock's `at` {} is not a number of seconds",
+            shown_json(at)
+        ))?,
+        frozen: object
+            .get("frozen")
+            .and_then(Value::as_bool)
+            .ok_or("the clock has no `frozen`")?,
+    })
+}
+
+/// Whether the preload library pins the clock at `at`: what [`Perturbation::env`] writes of it
+/// (`{:.3}`, never signed nor in exponent form for these) is digits it parses.
+fn check_clock(at: f64) -> Result<(), String> {
+    // A float to integer `as` saturates, so an instant past the range stays past it; the sign
+    // bit refuses -0.0 too, which prints as `-0.000`.
+    if at.is_finite() && at.is_sign_positive() && at.trunc() as u64 <= MAX_CLOCK_SECONDS {
+        Ok(())
+    } else {
+        // 1e300 reads better than its 301 digits.
+        let at = if at.abs() < 1e21 {
+            at.to_string()
+        } else {
+            format!("{at:e}")
+        };
+        Err(format!(
+            "the clock's `at` {at} is not a number of seconds from 0 to {MAX_CLOCK_SECONDS}, \
+             the instants the preload library pins"
+        ))
+    }
+}
+
+/// Whether `tz` names a zone this machine has: `UTC`, or a file under [`ZONEINFO`] named by a
+/// relative path of letters, digits and `/_+-`. glibc also reads `TZ` as an absolute path, a
+/// `:`-prefixed one or a rule of its own; none of those is something a repro needs.
+fn check_zone(tz: &str) -> Result<(), String> {
+    if tz == "UTC" {
+        return Ok(());
+    }
+    let well_formed = !tz.is_empty()
+        && tz.len() <= 128
+        && !tz.starts_with(['/', ':'])
+        && tz
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/_+-".contains(c))
+        && tz.split('/').all(|part| !part.is_empty() && part != "..");
+    if !well_formed {
+        return Err(format!(
+            "the time zone {} is not a zone name (letters, digits, `/`, `_`, `+` and `-`, \
+             relative, no `..`)",
+            shown(tz)
+        ));
+    }
+    let file = std::path::Path::new(ZONEINFO).join(tz);
+    if !file.is_file() {
+        return Err(format!(
+            "the time zone {} is not one this machine has (no {})",
+            shown(tz),
+            file.display()
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -239,19 +341,134 @@ mod tests {
             stress: true,
             fresh_home: true,
             scrubbed_env: true,
-            tz: Some("America/New_York".into()),
+            tz: Some("UTC".into()),
         };
         assert_eq!(
             Perturbation::from_json(&perturbation.to_json()),
             Ok(perturbation)
         );
-        assert!(Perturbation::from_json(&json!({"seed": 1, "weather": "x"})).is_err());
-        assert!(Perturbation::from_json(&json!({"seed": -1})).is_err());
-        assert!(Perturbation::from_json(&json!({"tz": ""})).is_err());
-        assert!(Perturbation::from_json(&json!({"clock": {"at": "noon"}})).is_err());
-        assert!(Perturbation::from_json(&json!({"cpus": "some"})).is_err());
-        assert!(Perturbation::from_json(&json!({"tick_ms": 0})).is_err());
-        assert!(Perturbation::from_json(&json!({"hash_only": true})).is_err());
-        assert!(Perturbation::from_json(&json!({"stress": "yes"})).is_err());
+        for (value, error) in [
+            (
+                json!({"seed": 1, "weather": "x"}),
+                "unknown perturbation field",
+            ),
+            (json!({"seed": -1}), "seed -1 is not a whole number"),
+            (
+                json!({"seed": 18_446_744_073_709_551_616_f64}),
+                "not a whole number from 0 to 18446744073709551615",
+            ),
+            (json!({"seed": "x"}), "not a whole number"),
+            (json!({"tz": ""}), "not a zone name"),
+            (json!({"tz": 3}), "time zone is not a string"),
+            (
+                json!({"clock": {"at": "noon", "frozen": false}}),
+                "not a number",
+            ),
+            (json!({"clock": {"at": 1.0}}), "no `frozen`"),
+            (json!({"clock": {"frozen": true}}), "no `at`"),
+            (
+                json!({"clock": {"at": 1.0, "frozen": true, "zone": "x"}}),
+                "unknown clock field",
+            ),
+            (json!({"cpus": "some"}), "neither"),
+            (json!({"tick_ms": 0}), "tick_ms"),
+            (json!({"tick_ms": 60_001}), "tick_ms"),
+            (json!({"tick_ms": 5_000_000_000_u64}), "tick_ms"),
+            (json!({"hash_only": true}), "without a seed"),
+            (json!({"stress": "yes"}), "not true or false"),
+        ] {
+            let decoded = Perturbation::from_json(&value);
+            assert!(
+                decoded.as_ref().is_err_and(|e| e.contains(error)),
+                "{value}: {decoded:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_clocks_the_preload_library_pins_are_accepted() {
+        let clock =
+            |at: f64| Perturbation::from_json(&json!({"clock": {"at": at, "frozen": false}}));
+        // The largest float below 2^61, the first past INT64_MAX / 4.
+        let latest = 2f64.powi(61) - 256.0;
+        for at in [0.0, 1.5, 2_147_483_647.0, latest] {
+            let perturbation = clock(at).expect("a clock in range");
+            let (_, value) = perturbation
+                .env()
+                .into_iter()
+                .find(|(name, _)| *name == ENV_TIME)
+                .expect("the clock's variable");
+            // What the preload library's parse_instant accepts: digits, `.`, digits, the whole
+            // part at most INT64_MAX / 4.
+            let (whole, fraction) = value.split_once('.').expect("a fraction");
+            assert!(whole
+                .bytes()
+                .chain(fraction.bytes())
+                .all(|b| b.is_ascii_digit()));
+            assert!(whole
+                .parse::<u64>()
+                .is_ok_and(|whole| whole <= MAX_CLOCK_SECONDS));
+        }
+        for at in [2f64.powi(61), 1e300, f64::MAX, -1.0, -0.0, -1e-9] {
+            let decoded = clock(at);
+            assert!(
+                decoded
+                    .as_ref()
+                    .is_err_and(|e| e.contains("from 0 to 2305843009213693951")),
+                "{at}: {decoded:?}"
+            );
+        }
+        assert!(clock(1e300).is_err_and(|e| e.contains("1e300")));
+        // JSON holds no NaN nor infinity: serde_json writes them as null, a clock without `at`.
+        for at in [f64::NAN, f64::INFINITY] {
+            assert!(clock(at).is_err(), "{at}");
+        }
+        let mut infinite = Perturbation::none();
+        infinite.clock = Some(Clock {
+            at: f64::NAN,
+            frozen: true,
+        });
+        assert!(infinite.check().is_err());
+    }
+
+    #[test]
+    fn only_zones_this_machine_has_are_accepted() {
+        let zone = |tz: &str| Perturbation::from_json(&json!({ "tz": tz }));
+        assert!(zone("UTC").is_ok());
+        for tz in [
+            "../../etc/passwd",
+            "/etc/localtime",
+            ":/etc/passwd",
+            ":Europe/Berlin",
+            "Europe/../../etc/passwd",
+            "Europe//Berlin",
+            "Europe/Berlin\n",
+            "CET-1CEST,M3.5.0,M10.5.0/3",
+            "",
+        ] {
+            let decoded = zone(tz);
+            assert!(
+                decoded
+                    .as_ref()
+                    .is_err_and(|e| e.contains("is not a zone name")),
+                "{tz:?}: {decoded:?}"
+            );
+        }
+        for tz in ["Nowhere/City", "America"] {
+            let decoded = zone(tz);
+            assert!(
+                decoded
+                    .as_ref()
+                    .is_err_and(|e| e.contains("not one this machine has")),
+                "{tz:?}: {decoded:?}"
+            );
+        }
+        // A real zone passes where the machine has it.
+        if std::path::Path::new(ZONEINFO)
+            .join("America/New_York")
+            .is_file()
+        {
+            assert!(zone("America/New_York").is_ok());
+        }
     }
 }

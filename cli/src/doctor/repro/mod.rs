@@ -1,0 +1,303 @@
+//! The repro blob, `pd1:<base64url of JSON>`: which test, of which package and target, under
+//! which perturbation (or beside or after which sibling). A blob is pasted from elsewhere, so it
+//! decodes to a closed set: names of a fixed charset, a target kind from a fixed list, values the
+//! preload library applies, no unknown field. The `cargo test` arguments that build its test are
+//! made here from those, never read from the blob: a blob can run nothing but the test it names.
+
+use serde_json::{json, Map, Value};
+
+use crate::doctor::axes::{Axis, Perturbation};
+use crate::doctor::cargo::{Selection, TestBinary};
+use crate::doctor::runner::Plan;
+
+mod names;
+#[cfg(test)]
+mod tests;
+
+use names::{check_name, check_test};
+pub use names::{shown, shown_json, TargetKind};
+
+/// The blob's prefix, with its format's version.
+const PREFIX: &str = "pd1:";
+/// The payload's version. Version 1 named its target as free `cargo test` arguments.
+const VERSION: u64 = 2;
+/// The payload's fields.
+const FIELDS: [&str; 9] = [
+    "v",
+    "package",
+    "kind",
+    "target",
+    "test",
+    "axis",
+    "tests",
+    "threads",
+    "perturbation",
+];
+/// The most threads a blob may ask for.
+const MOST_THREADS: usize = 1024;
+
+/// What a repro blob says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Repro {
+    /// The package of the test's binary.
+    pub package: String,
+    /// The kind of its target.
+    pub kind: TargetKind,
+    /// The target's name; `None` for the library.
+    pub target: Option<String>,
+    /// The test that fails.
+    pub test: String,
+    /// The axis the perturbation is on.
+    pub axis: Axis,
+    /// The run that makes it fail.
+    pub plan: Plan,
+}
+
+impl Repro {
+    /// The repro of `test` of `binary`, failing under `plan`; an error when the binary's names
+    /// or the plan's values are not ones a blob can carry (a blob that would be refused is no
+    /// repro).
+    pub fn for_binary(
+        binary: &TestBinary,
+        test: &str,
+        axis: Axis,
+        plan: Plan,
+    ) -> Result<Repro, String> {
+        let kind = TargetKind::of_cargo(&binary.kind).ok_or(format!(
+            "a target of kind {} cannot be named in a repro",
+            shown(&binary.kind)
+        ))?;
+        let repro = Repro {
+            package: binary.package.clone(),
+            kind,
+            target: (kind != TargetKind::Lib).then(|| binary.target.clone()),
+            test: test.to_string(),
+            axis,
+            plan,
+        };
+        repro.check()?;
+        Ok(repro)
+    }
+
+    /// The `cargo test` arguments that select the test's binary alone, made from the checked
+    /// names.
+    pub fn cargo_args(&self) -> Vec<String> {
+        let mut args = vec!["-p".to_string(), self.package.clone()];
+        match (&self.target, self.kind) {
+            (Some(target), kind) if kind != TargetKind::Lib => {
+                args.push(format!("--{}", kind.name()));
+                args.push(target.clone());
+            }
+            _ => args.push("--lib".to_string()),
+        }
+        args
+    }
+
+    /// What [`crate::doctor::cargo::build`] builds for the repro.
+    pub fn selection(&self) -> Selection {
+        Selection {
+            extra: self.cargo_args().into_iter().map(Into::into).collect(),
+            ..Selection::default()
+        }
+    }
+
+    /// The blob.
+    pub fn encode(&self) -> String {
+        let payload = json!({
+            "v": VERSION,
+            "package": self.package,
+            "kind": self.kind.name(),
+            "target": self.target,
+            "test": self.test,
+            "axis": self.axis.name(),
+            "tests": self.plan.tests,
+            "threads": self.plan.threads,
+            "perturbation": self.plan.perturbation.to_json(),
+        });
+        format!("{PREFIX}{}", base64url(payload.to_string().as_bytes()))
+    }
+
+    /// The repro of `blob`, or why it is not one.
+    pub fn decode(blob: &str) -> Result<Repro, String> {
+        let Some(body) = blob.strip_prefix(PREFIX) else {
+            return Err(match blob.split_once(':') {
+                Some((prefix, _)) if prefix.starts_with("pd") => format!(
+                    "a repro blob of format {}, newer than this probtest reads (pd1)",
+                    shown(prefix)
+                ),
+                _ => "not a repro blob (it starts with `pd1:`)".to_string(),
+            });
+        };
+        let bytes = unbase64url(body).ok_or("the blob is not base64url")?;
+        let payload: Value = serde_json::from_slice(&bytes)
+            .map_err(|error| format!("the blob's payload is not JSON ({error})"))?;
+        let object = payload
+            .as_object()
+            .ok_or("the blob's payload is not an object")?;
+        check_version(object)?;
+        if let Some(key) = object.keys().find(|key| !FIELDS.contains(&key.as_str())) {
+            return Err(format!("the blob has an unknown field {}", shown(key)));
+        }
+        let string = |key: &str| -> Result<String, String> {
+            object
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or(format!("the blob has no `{key}` string"))
+        };
+        let kind = string("kind")?;
+        let kind = TargetKind::parse(&kind).ok_or(format!(
+            "the blob's target kind {} is not one of lib, test, bin, example, bench",
+            shown(&kind)
+        ))?;
+        let target = match object.get("target") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(string("target")?),
+        };
+        let tests = object
+            .get("tests")
+            .and_then(Value::as_array)
+            .ok_or("the blob has no `tests` list")?
+            .iter()
+            .map(|item| {
+                item.as_str()
+                    .map(str::to_string)
+                    .ok_or("the blob's `tests` holds a non-string".to_string())
+            })
+            .collect::<Result<Vec<String>, String>>()?;
+        let threads = match object.get("threads") {
+            None | Some(Value::Null) => None,
+            Some(threads) => Some(
+                threads
+                    .as_u64()
+                    .and_then(|threads| usize::try_from(threads).ok())
+                    .ok_or(THREADS_RANGE)?,
+            ),
+        };
+        let repro = Repro {
+            package: string("package")?,
+            kind,
+            target,
+            test: string("test")?,
+            axis: parse_axis(&string("axis")?)?,
+            plan: Plan {
+                tests,
+                threads,
+                perturbation: Perturbation::from_json(
+                    object
+                        .get("perturbation")
+                        .ok_or("the blob has no perturbation")?,
+                )?,
+            },
+        };
+        repro.check()?;
+        Ok(repro)
+    }
+
+    /// Whether every name and value is one a blob may carry: the same rules for a blob the
+    /// doctor makes and one pasted from elsewhere.
+    fn check(&self) -> Result<(), String> {
+        check_name("package", &self.package)?;
+        match (self.kind, &self.target) {
+            (TargetKind::Lib, Some(_)) => {
+                return Err("the blob names a target for `lib`, which has none".into())
+            }
+            (TargetKind::Lib, None) => {}
+            (kind, None) => {
+                return Err(format!(
+                    "the blob names no target for kind `{}`",
+                    kind.name()
+                ))
+            }
+            (_, Some(target)) => check_name("target", target)?,
+        }
+        check_test("test", &self.test)?;
+        for sibling in &self.plan.tests {
+            check_test("sibling test", sibling)?;
+        }
+        if !self.plan.tests.contains(&self.test) {
+            return Err("the blob's run does not run its test".into());
+        }
+        if self
+            .plan
+            .threads
+            .is_some_and(|threads| !(1..=MOST_THREADS).contains(&threads))
+        {
+            return Err(THREADS_RANGE.into());
+        }
+        self.plan
+            .perturbation
+            .check()
+            .map_err(|problem| format!("the blob's perturbation: {problem}"))
+    }
+}
+
+/// The axis a blob names, spelt exactly as the doctor spells it.
+fn parse_axis(name: &str) -> Result<Axis, String> {
+    Axis::ALL
+        .into_iter()
+        .find(|axis| axis.name() == name)
+        .ok_or(format!(
+            "the blob's axis {} is not one of {}",
+            shown(name),
+            Axis::ALL.map(Axis::name).join(", ")
+        ))
+}
+
+const THREADS_RANGE: &str = "the blob's thread count is not a number from 1 to 1024";
+
+/// Refuses a payload of another version; version 1's `select` went onto cargo's command line.
+fn check_version(object: &Map<String, Value>) -> Result<(), String> {
+    const OLDER: &str = "the blob was made by an older probtest, whose blobs this one no \
+                         longer runs; run the doctor again for a new one";
+    if object.contains_key("select") {
+        return Err(OLDER.into());
+    }
+    match object.get("v").map(|v| (v, v.as_u64())) {
+        Some((_, Some(VERSION))) => Ok(()),
+        Some((_, Some(version))) if version < VERSION => Err(OLDER.into()),
+        Some((_, Some(version))) => Err(format!(
+            "the blob is of version {version}, newer than this probtest reads ({VERSION})"
+        )),
+        Some((version, None)) => Err(format!(
+            "the blob's version {} is not a version",
+            shown_json(version)
+        )),
+        None => Err("the blob has no version".into()),
+    }
+}
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// `bytes` in base64url without padding: a blob pastes into a shell without quotes.
+fn base64url(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let word = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for index in 0..=chunk.len() {
+            out.push(char::from(
+                ALPHABET[(word >> (18 - 6 * index) & 63) as usize],
+            ));
+        }
+    }
+    out
+}
+
+/// The bytes of a base64url text without padding; `None` for anything else.
+fn unbase64url(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    for chunk in text.as_bytes().chunks(4) {
+        let mut word = 0u32;
+        for (index, byte) in chunk.iter().enumerate() {
+            let value = ALPHABET.iter().position(|c| c == byte)? as u32;
+            word |= value << (18 - 6 * index);
+        }
+        out.extend_from_slice(&word.to_be_bytes()[1..chunk.len()]);
+    }
+    Some(out)
+}
