@@ -139,6 +139,7 @@
 //! | `PROB_STOP` | `stop` | `off` (default), `curtail` or `sequential`: stop a gated case's remaining runs once it is decided |
 //! | `PROB_DEFER_VERDICTS` | | `1`: gated cases' runs never fail their items; whoever reads the session judges (`cargo probtest run` sets it) |
 //! | `PROB_SESSION` | | the session key, for grouping runs your own way (see below) |
+//! | `PROB_STORE` | | the directory that holds the sessions instead of `<target>/probtest/sessions` (`cargo probtest doctor` gives its runs one of their own) |
 //! | `PROB_SUMMARY` | | `0` turns off the section each test process prints at exit |
 //! | `PROB_ITEMS_OUT` | | a file: at start-up, a test binary writes its generated items there as JSON, each with its row and run (`cargo probtest doctor` sets it to diagnose a row) |
 //! | `PROB_RECONCILE` | | `1`: when nextest lists a test binary, its generated items are written to the session, so that a test process that dies before start-up is still counted (`cargo probtest run --nextest` sets it) |

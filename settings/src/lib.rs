@@ -190,6 +190,12 @@ pub const SETTINGS: &[Setting] = &[
     ),
     setting("PROB_SESSION", None, Phase::Run, "the session key"),
     setting(
+        "PROB_STORE",
+        None,
+        Phase::Run,
+        "the directory that holds the sessions",
+    ),
+    setting(
         "PROB_SUMMARY",
         None,
         Phase::Run,

@@ -98,7 +98,7 @@ fn undecided_fails_by_default_and_passes_under_the_pass_policy() {
     let mut last = output.stdout.lines().rev().filter(|line| !line.is_empty());
     assert_eq!(
         last.next(),
-        Some("  Hint:    cargo probtest doctor undecided says why it is flaky"),
+        Some("  Hint:    cargo probtest doctor -p pt-gates undecided says why it is flaky"),
         "{output}"
     );
     assert_eq!(

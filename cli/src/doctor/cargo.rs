@@ -104,14 +104,12 @@ pub fn build(selection: &Selection) -> Result<Vec<TestBinary>, Error> {
             "--message-format=json-render-diagnostics",
         ])
         .args(selection.cargo_args())
-        // Cargo's progress is kept back: the doctor's own stderr says one line per phase. It
-        // is shown when the build fails.
-        .stderr(Stdio::piped())
+        // Cargo's progress and errors go to the user's terminal as they happen: building a
+        // workspace can take minutes, and a silent wait reads as a hang.
+        .stderr(Stdio::inherit())
         .output()
         .map_err(|error| Error::about("cargo test --no-run", format!("cannot start ({error})")))?;
     if !output.status.success() {
-        use std::io::Write;
-        let _ = std::io::stderr().lock().write_all(&output.stderr);
         return Err(Error::new(
             "cargo test --no-run failed: the tests do not build (see above)",
         ));
@@ -218,6 +216,22 @@ impl TestBinary {
             .collect();
         items.sort_by_key(|(_, run)| *run);
         items
+    }
+}
+
+impl TestBinary {
+    /// The probtest row whose run item `item` is, with every item of that row; `None` for a
+    /// plain test.
+    pub fn row_of(&self, item: &str) -> Option<crate::doctor::runner::Row> {
+        let value = self.listing().ok()?;
+        let items = value["items"].as_array()?;
+        let case = items
+            .iter()
+            .find(|listed| listed["name"].as_str() == Some(item))?["row"]
+            .as_str()?
+            .to_string();
+        let items = self.row_items(&case);
+        Some(crate::doctor::runner::Row { case, items })
     }
 }
 

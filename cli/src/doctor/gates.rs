@@ -21,6 +21,24 @@ pub fn repro_lower_bound(failed: u64, runs: u64) -> f64 {
         .map_or(0.0, |interval| interval.low)
 }
 
+/// How many runs make it likely, with probability `1 - miss`, to see at least one failure of a
+/// test that fails at `rate` per run; at least one.
+pub fn runs_to_see(rate: f64, miss: f64) -> usize {
+    if rate.is_nan() || rate <= 0.0 || rate >= 1.0 {
+        return 1;
+    }
+    ((miss.ln() / (1.0 - rate).ln()).ceil() as usize).max(1)
+}
+
+/// The failure rate per run above which `runs` runs without a failure would, with
+/// [`CONFIDENCE`], have shown one: the power of a sample that saw none.
+pub fn detectable_rate(runs: u64) -> f64 {
+    if runs == 0 {
+        return 1.0;
+    }
+    1.0 - (1.0 - CONFIDENCE).powf(1.0 / runs as f64)
+}
+
 /// The one-sided p-value of Fisher's exact test that the first sample's failure rate
 /// (`failed_a` of `runs_a`) is higher than the second's (`failed_b` of `runs_b`): the chance,
 /// with both from one rate, of a first sample at least as bad.
@@ -68,6 +86,21 @@ mod tests {
         assert!((0.74..0.75).contains(&bound));
         assert_eq!(repro_lower_bound(0, 10), 0.0);
         assert_eq!(repro_lower_bound(0, 0), 0.0);
+    }
+
+    #[test]
+    fn sample_sizes_and_power_agree() {
+        // A 10% flake shows within 29 runs with 95% probability; 0.95^29 < 0.05 < 0.95^28.
+        assert_eq!(runs_to_see(0.1, 0.05), 29);
+        assert_eq!(runs_to_see(0.0, 0.05), 1);
+        assert_eq!(runs_to_see(1.0, 0.05), 1);
+        // 59 clean runs rule out a 5% rate, 299 a 1% rate (the rule of three).
+        assert!((detectable_rate(59) - 0.0495).abs() < 0.001);
+        assert!((detectable_rate(299) - 0.00997).abs() < 0.0002);
+        for runs in [5, 30, 200] {
+            let rate = detectable_rate(runs);
+            assert!(runs_to_see(rate * 1.0001, 0.05) <= runs as usize);
+        }
     }
 
     #[test]

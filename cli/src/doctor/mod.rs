@@ -23,6 +23,7 @@ mod diagnose;
 mod fingerprint;
 mod gates;
 pub mod preload;
+mod prior;
 mod report;
 mod repro;
 mod runner;
@@ -77,6 +78,11 @@ pub struct DoctorArgs {
     #[arg(long, value_delimiter = ',', value_name = "AXES")]
     pub axes: Vec<String>,
 
+    /// The report whose record of a probtest row sizes the baseline [default: where the row's
+    /// runs write it: `PROB_JSON`, else the config's `json`].
+    #[arg(long, value_name = "PATH")]
+    pub report: Option<PathBuf>,
+
     /// Also write the diagnosis as JSON (`probtest-doctor`, version 1) to PATH.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
@@ -126,6 +132,7 @@ fn progress(text: &str) {
 /// Runs `cargo probtest doctor`: 0 when a diagnosis was made (with `--suite`: for every test
 /// that failed), 1 when the test is not flaky or nothing could be attributed.
 pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
+    runner::take_signals();
     let axes = if args.axes.is_empty() {
         Axis::ALL.to_vec()
     } else {
@@ -138,6 +145,7 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
         runs: args.runs as usize,
         axes,
         budget: Duration::from_secs(args.budget),
+        prior: None,
     };
     let selection = Selection {
         packages: args.packages.clone(),
@@ -154,6 +162,17 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
                     "row {test} is diagnosed through its run item {victim}"
                 ));
             }
+            let row = binary.row_of(&victim);
+            let prior = row.as_ref().and_then(|row| {
+                let path = prior::report_path(&binary, args.report.as_deref())?;
+                let prior = prior::prior_of(row, &path)?;
+                progress(&format!(
+                    "{}: {} of {} runs failed in {}",
+                    row.case, prior.failed, prior.runs, prior.report
+                ));
+                Some(prior)
+            });
+            let settings = Settings { prior, ..settings };
             vec![diagnose_one(
                 &binary,
                 &tests,
@@ -163,7 +182,7 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
             )]
         }
         None => {
-            let failed = suite_failures(&binaries)?;
+            let failed = suite_failures(&binaries, settings.budget)?;
             progress(&format!(
                 "the suite ran: {} test(s) failed{}",
                 failed.len(),
@@ -225,7 +244,25 @@ fn diagnose_one(
         binary.path.display(),
         tests.len()
     ));
-    let runner = Runner::new(binary.clone(), victim.to_string(), preload, timeout);
+    let setup = runner::Setup {
+        binary: binary.clone(),
+        victim: victim.to_string(),
+        preload,
+        row: binary.row_of(victim),
+        timeout,
+        deadline: started + settings.budget,
+    };
+    let runner = match Runner::new(setup) {
+        Ok(runner) => runner,
+        Err(error) => {
+            let diagnosis = Diagnosis::cannot_run(format!(
+                "cannot make the doctor's scratch directory under {}: {error}",
+                std::env::temp_dir().display()
+            ));
+            let json = serde_json::json!({"format": "probtest-doctor", "version": 1, "test": victim, "verdict": diagnosis.verdict, "explanation": diagnosis.explanation});
+            return (diagnosis, json);
+        }
+    };
     let diagnosis = Doctor::new(&runner, settings, tests, warnings).diagnose();
     let (command, plain) = commands(binary, victim, &diagnosis);
     let report = report::Report {
@@ -245,37 +282,39 @@ fn diagnose_one(
 }
 
 /// The tests that failed when each binary ran its tests once, as `cargo test` would (all of
-/// them, libtest's default threads): each with its binary and its binary's tests.
+/// them, libtest's default threads), each with its binary and its binary's tests. The runs are
+/// the doctor's: in its scratch directory, read from what the tests cannot forge.
 fn suite_failures(
     binaries: &[TestBinary],
+    budget: Duration,
 ) -> Result<Vec<(TestBinary, Vec<String>, String)>, Error> {
     let mut failed = Vec::new();
+    let deadline = Instant::now() + budget;
     for binary in binaries {
         let tests = binary.tests()?;
-        if tests.is_empty() {
+        let Some(first) = tests.first() else {
             continue;
-        }
-        let output = std::process::Command::new(&binary.path)
-            .current_dir(&binary.manifest_dir)
-            .env("CARGO_MANIFEST_DIR", &binary.manifest_dir)
-            .env("PROB_SUMMARY", "0")
-            .env_remove("PROB_JSON")
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output()
-            .map_err(|error| {
-                Error::about(binary.path.display(), format!("cannot run ({error})"))
-            })?;
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        for line in stdout.lines() {
-            let Some(name) = line
-                .strip_prefix("test ")
-                .and_then(|rest| rest.strip_suffix(" ... FAILED"))
-            else {
-                continue;
-            };
-            if tests.iter().any(|test| test == name) {
-                failed.push((binary.clone(), tests.clone(), name.to_string()));
+        };
+        let setup = runner::Setup {
+            binary: binary.clone(),
+            victim: first.clone(),
+            preload: None,
+            row: None,
+            timeout: Some(budget),
+            deadline,
+        };
+        let runner = Runner::new(setup).map_err(|error| {
+            Error::about(
+                std::env::temp_dir().display(),
+                format!("cannot make the doctor's scratch directory ({error})"),
+            )
+        })?;
+        let names = runner
+            .failures_of_suite()
+            .map_err(|problem| Error::about(binary.path.display(), problem))?;
+        for name in names {
+            if tests.contains(&name) {
+                failed.push((binary.clone(), tests.clone(), name));
             }
         }
     }
@@ -360,6 +399,7 @@ fn rustc_version() -> Option<String> {
 /// Runs `cargo probtest repro`: 101 when the test failed as diagnosed (reproduced), 1 with
 /// `DID NOT REPRODUCE` when it passed.
 pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
+    runner::take_signals();
     // Everything in the blob is checked before cargo runs: it is pasted from elsewhere.
     let repro = Repro::decode(&args.blob).map_err(|problem| Error::about("repro", problem))?;
     let binaries = cargo::build(&repro.selection())?;
@@ -381,7 +421,20 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
     } else {
         None
     };
-    let runner = Runner::new(binary, repro.test.clone(), preload, None);
+    let setup = runner::Setup {
+        row: binary.row_of(&repro.test),
+        binary,
+        victim: repro.test.clone(),
+        preload,
+        timeout: None,
+        deadline: Instant::now() + Duration::from_secs(24 * 3600),
+    };
+    let runner = Runner::new(setup).map_err(|error| {
+        Error::about(
+            std::env::temp_dir().display(),
+            format!("cannot make the doctor's scratch directory ({error})"),
+        )
+    })?;
     let ending = runner.run(&repro.plan);
     let shown = describe_run(&repro.plan);
     let mut stdout = std::io::stdout().lock();

@@ -69,13 +69,27 @@ impl Report<'_> {
                 row.runs, row.failed
             ));
         }
+        if !diagnosis.also_found.is_empty() {
+            out.push_str("\n ALSO FOUND (latent: provoked, not the failure seen)\n");
+            for latent in &diagnosis.also_found {
+                let line = format!("{}: {} ({})", latent.verdict, latent.headline, latent.value);
+                for line in wrap(&line, WIDTH - 3) {
+                    out.push_str(&format!("   {line}\n"));
+                }
+            }
+        }
         if let Some(reproduction) = &diagnosis.reproduction {
-            out.push_str(&format!(
-                "\n REPRO (fails {}/{}; ≥{:.0}% repro rate at 95% confidence)\n",
-                reproduction.failed,
-                reproduction.runs,
-                reproduction.lower_bound * 100.0
-            ));
+            match reproduction.attempts {
+                Some(attempts) => out.push_str(&format!(
+                    "\n REPRO (stress: runs until it fails, up to {attempts} times; fails within them with probability ≥ 99%)\n"
+                )),
+                None => out.push_str(&format!(
+                    "\n REPRO (fails {}/{}; ≥{:.0}% repro rate at 95% confidence)\n",
+                    reproduction.failed,
+                    reproduction.runs,
+                    reproduction.lower_bound * 100.0
+                )),
+            }
             if let Some(command) = &self.command {
                 out.push_str(&format!("   {command}\n"));
             }
@@ -116,7 +130,13 @@ impl Report<'_> {
                 "runs": reproduction.runs,
                 "failed": reproduction.failed,
                 "lower_bound": reproduction.lower_bound,
+                "attempts": reproduction.attempts,
             })),
+            "also_found": diagnosis.also_found.iter().map(|latent| json!({
+                "verdict": latent.verdict,
+                "headline": latent.headline,
+                "value": latent.value,
+            })).collect::<Vec<_>>(),
             "culprit": diagnosis.culprit,
             "warnings": diagnosis.warnings,
             "stats": {

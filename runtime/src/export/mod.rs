@@ -119,12 +119,8 @@ pub(crate) fn interval_text(report: &Report, row: &Row) -> Option<String> {
 
 /// The command that says why a flaky or errored case is so, as the summary's hint names it.
 pub(crate) fn doctor_command(row: &Row) -> Option<String> {
-    matches!(row.status, Status::Flaky | Status::Errored).then(|| {
-        format!(
-            "cargo probtest doctor {}",
-            crate::render::text::shell_word(&row.info.case)
-        )
-    })
+    matches!(row.status, Status::Flaky | Status::Errored)
+        .then(|| crate::render::text::doctor_command(&row.info))
 }
 
 /// The first line of what a failed or errored run said, with where, or the outcome alone.

@@ -104,7 +104,7 @@ fn list_items() {
 }
 
 /// Writes this binary's generated items to `path` as JSON, `{"items": [{"name", "row", "run"}],
-/// "cases": [..], "stats_config": {..}}` (`PROB_ITEMS_OUT`): for `cargo probtest doctor`, which
+/// "cases": [..], "stats_config": {..}, "report": ".."}` (`PROB_ITEMS_OUT`): for `cargo probtest doctor`, which
 /// diagnoses a report's row through one of its run items, and `cargo probtest plan`, which plans
 /// the cases under the statistics settings this process resolves. A write that fails says so on
 /// stderr; the listing goes on.
@@ -124,6 +124,10 @@ fn write_items(path: &std::path::Path) {
         "items": items,
         "cases": cases,
         "stats_config": settings.map(|settings| &settings.stats),
+        // Where this process's runs would write their report (`PROB_JSON`, else the config's).
+        "report": settings
+            .and_then(|settings| settings.json.as_ref())
+            .map(|path| path.resolved.to_string_lossy()),
         // A bad setting, as every run of the process would error with it.
         "problem": settings.and_then(|settings| settings.problem.as_deref()),
     })

@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 use crate::model::{Report, Row};
 use crate::render::text::{
     bar_text, bound_percent, bound_percent_width, digits, model_name, money, paint, rule,
-    shell_word, token_text, whole_percent,
+    token_text, whole_percent,
 };
 use crate::types::stats::{ErrorPolicy, GateResult, Verdict};
 use crate::types::status::Status;
@@ -216,8 +216,8 @@ fn doctor_hint(report: &Report, out: &mut String) {
     };
     let _ = writeln!(
         out,
-        "  Hint:    cargo probtest doctor {} says why it is {}",
-        shell_word(&row.info.case),
+        "  Hint:    {} says why it is {}",
+        crate::render::text::doctor_command(&row.info),
         if row.status == Status::Flaky {
             "flaky"
         } else {
@@ -345,7 +345,7 @@ fn gates_block(report: &Report, intervals: Option<&IntervalColumn>, out: &mut St
 mod tests {
     use super::*;
     use crate::model::tests::record;
-    use crate::render::text::thousands;
+    use crate::render::text::{shell_word, thousands};
     use crate::types::stats::percent_text;
     use crate::types::status::Outcome;
     use crate::types::usage::TokenUsage;

@@ -118,6 +118,20 @@ pub(crate) fn column_widths(header: &[String], rows: &[Vec<String>]) -> Vec<usiz
 
 /// `text` as one shell word: as it is when it needs no quoting, else in single quotes. The
 /// summary's hint and the reports' doctor commands both quote with it.
+/// The command that diagnoses a case's row, with `-p` so that it builds the case's package
+/// alone (in a workspace, the doctor otherwise builds every package).
+pub(crate) fn doctor_command(info: &crate::model::CaseInfo) -> String {
+    if info.package.is_empty() {
+        format!("cargo probtest doctor {}", shell_word(&info.case))
+    } else {
+        format!(
+            "cargo probtest doctor -p {} {}",
+            shell_word(&info.package),
+            shell_word(&info.case)
+        )
+    }
+}
+
 pub(crate) fn shell_word(text: &str) -> String {
     let plain = !text.is_empty()
         && text

@@ -58,9 +58,15 @@ pub(crate) use target::{tagged_target_dir_of, target_dir_of};
 /// The message of a run that started and never reported.
 pub use crate::model::record::DIED_MESSAGE;
 
-/// Where the sessions of a target directory live.
+/// Where the sessions of a target directory live: `PROB_STORE` when it is set (a relative path
+/// is taken from the working directory), else `<target>/probtest/sessions`. A store of its own
+/// keeps a tool's scratch runs (the flaky-test doctor's) out of the user's sessions and their
+/// pruning.
 pub fn sessions_dir(target_dir: &Path) -> PathBuf {
-    target_dir.join("probtest").join("sessions")
+    match std::env::var_os("PROB_STORE") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => target_dir.join("probtest").join("sessions"),
+    }
 }
 
 /// `error`, prefixed with the file it happened in, unless it names one already.

@@ -16,7 +16,10 @@ mod values;
 
 pub use describe::{describe, utc};
 pub use perturbation::{Clock, Cpus, Perturbation, KEPT_VARIABLES};
-pub use values::{benign, control, control_otherwise, local_zone, provocations};
+pub use values::{
+    benign, control, control_otherwise, in_far_zone, local_zone, provocations, seed_provocations,
+    Provocation,
+};
 
 /// An axis of nondeterminism.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -50,24 +50,30 @@ pub struct Provocation {
     pub perturbation: Perturbation,
 }
 
+/// Seeds 1 to `count`, each pinning every draw from the OS.
+pub fn seed_provocations(count: u64) -> Vec<Provocation> {
+    (1..=count)
+        .map(|seed| Provocation {
+            label: format!("entropy seed {seed}"),
+            perturbation: Perturbation {
+                seed: Some(seed),
+                ..Perturbation::default()
+            },
+        })
+        .collect()
+}
+
 /// The provoking values of a preload axis.
 pub fn provocations(axis: Axis) -> Vec<Provocation> {
     match axis {
-        Axis::Entropy => (1..=8u64)
-            .map(|seed| Provocation {
-                label: format!("entropy seed {seed}"),
-                perturbation: Perturbation {
-                    seed: Some(seed),
-                    ..Perturbation::default()
-                },
-            })
-            .collect(),
+        Axis::Entropy => seed_provocations(8),
         Axis::Time => ADVERSARIAL_INSTANTS
             .iter()
             .map(|(label, at)| (label, at, None))
             .chain(
                 DST_INSTANTS
                     .iter()
+                    .chain(ZONE_INSTANTS)
                     .map(|(label, at, tz)| (label, at, Some(tz.to_string()))),
             )
             .map(|(label, at, tz)| Provocation {
@@ -166,6 +172,32 @@ const DST_INSTANTS: &[(&str, f64, &str)] = &[
     ),
 ];
 
+/// Instants at a UTC day's boundary with a zone far from UTC: the local date is another day
+/// than UTC's there, so that code that mixes UTC and local dates breaks, while under `TZ=UTC`
+/// the same instant passes.
+const ZONE_INSTANTS: &[(&str, f64, &str)] = &[
+    (
+        "2026-06-30 23:59:59.990 (already July 1 in Kiritimati, UTC+14)",
+        1_782_863_999.99,
+        "Pacific/Kiritimati",
+    ),
+    (
+        "2026-07-01 00:00:00.000 (still June 30 in Pago Pago, UTC-11)",
+        1_782_864_000.0,
+        "Pacific/Pago_Pago",
+    ),
+];
+
+/// Whether `perturbation` is one of the far zones' instants: its counterfactual is the same
+/// instant under `TZ=UTC`, so that a pass there says the zone is what matters.
+pub fn in_far_zone(perturbation: &Perturbation) -> bool {
+    perturbation.tz.as_deref().is_some_and(|tz| {
+        ZONE_INSTANTS.iter().any(|(_, at, zone)| {
+            *zone == tz && perturbation.clock.is_some_and(|clock| clock.at == *at)
+        })
+    })
+}
+
 /// The time zone this machine's local time is in: `TZ`, else the zone `/etc/localtime` links
 /// to, else `/etc/timezone`; `None` when none says. A time repro records it, so that it fails
 /// on another machine too.
@@ -222,7 +254,20 @@ mod tests {
             .map(|provocation| provocation.perturbation)
             .filter(|perturbation| perturbation.tz.is_some())
             .collect();
-        assert_eq!(with_zone.len(), DST_INSTANTS.len());
+        assert_eq!(with_zone.len(), DST_INSTANTS.len() + ZONE_INSTANTS.len());
+        for (label, at, zone) in ZONE_INSTANTS {
+            assert!(
+                label.starts_with(utc(*at).trim_end_matches(" UTC")),
+                "{label}"
+            );
+            assert!(
+                std::path::Path::new("/usr/share/zoneinfo")
+                    .join(zone)
+                    .exists()
+                    || !std::path::Path::new("/usr/share/zoneinfo").exists(),
+                "{zone} is a zone"
+            );
+        }
         assert!(with_zone[0]
             .env()
             .contains(&("TZ", "America/New_York".to_string())));

@@ -91,7 +91,7 @@ impl Doctor<'_> {
 
     pub(super) fn unattributed(mut self) -> Diagnosis {
         let (runs, failed) = self.baseline;
-        self.conclude(
+        let diagnosis = self.conclude(
             "flaky-unattributed",
             None,
             "flaky, cause outside the covered axes".into(),
@@ -101,19 +101,21 @@ impl Doctor<'_> {
             ),
             None,
             None,
-        )
+        );
+        self.with_latent(diagnosis)
     }
 
     pub(super) fn incomplete(mut self) -> Diagnosis {
         let budget = self.settings.budget.as_secs();
-        self.conclude(
+        let diagnosis = self.conclude(
             "incomplete",
             None,
             "out of time".into(),
             format!("The budget of {budget} s ran out before a diagnosis; the evidence so far is above. Raise --budget to go on."),
             None,
             None,
-        )
+        );
+        self.with_latent(diagnosis)
     }
 
     pub(super) fn conclude(
@@ -136,6 +138,7 @@ impl Doctor<'_> {
             warnings: std::mem::take(&mut self.warnings),
             baseline: self.baseline,
             p_value: None,
+            also_found: Vec::new(),
         }
     }
 }

@@ -19,6 +19,8 @@ pub(super) struct Found<'a> {
     pub blocked: Vec<String>,
     /// For entropy: whether hash iteration order alone explains it.
     pub hash_order: Option<String>,
+    /// The probtest row the victim is a run of, if it is one.
+    pub row: Option<&'a str>,
 }
 
 /// The verdict, the headline and the explanation of `found`.
@@ -30,6 +32,16 @@ pub(super) fn verdict(found: &Found) -> (&'static str, String, String) {
         "Failed {base_failed}/{base_runs} isolated baseline runs; fails {failed}/{runs} with"
     );
     match found.axis {
+        Axis::Entropy if found.row.is_some() => (
+            "flaky-entropy",
+            "depends on the OS's randomness: the sampler's own".into(),
+            format!(
+                "{opening} every draw from the OS pinned to seed {} and passes with {benign}. {} The row {} is a probtest row judged by its rate: if what it calls samples its answer from OS-seeded randomness (a model at a temperature, a randomized algorithm), this is the sampler's intended randomness, which the row's pass rate and gate measure, not a bug around it. The seed makes one failing answer reproducible, to debug it; to keep the harness's own flakes apart from the model's, wrap the model call in probtest::cached.",
+                found.perturbation.seed.unwrap_or_default(),
+                found.hash_order.as_deref().unwrap_or_default(),
+                found.row.unwrap_or_default(),
+            ),
+        ),
         Axis::Entropy => (
             "flaky-entropy",
             "depends on the OS's randomness (hash order, random seeds)".into(),
@@ -45,6 +57,15 @@ pub(super) fn verdict(found: &Found) -> (&'static str, String, String) {
             format!(
                 "{opening} {} and passes with {benign}. It measures elapsed time (Instant or SystemTime: a TTL, a timeout, a deadline, a rate) and expects little of it to pass; a loaded CI machine pauses a test that long now and then. Give the deadline room, or inject the clock.",
                 found.label.trim_start_matches("tick jitter: "),
+            ),
+        ),
+        Axis::Time if axes::in_far_zone(found.perturbation) => (
+            "flaky-time",
+            "depends on the time zone at a day's boundary".into(),
+            format!(
+                "{opening} the clock started at {} under TZ={}, and passes at the same instant under TZ=UTC: the zone is what matters. Near a UTC day's boundary, the local date in a zone far from UTC is another day, so code that takes a date in UTC and another in local time (Utc::now() beside Local::now(), a timestamp stamped in one and checked in the other) disagrees with itself there: on a machine in such a zone, for hours of every day. Take both dates in one zone.",
+                found.perturbation.clock.map(|clock| axes::utc(clock.at)).unwrap_or_default(),
+                found.perturbation.tz.as_deref().unwrap_or_default(),
             ),
         ),
         Axis::Time => (

@@ -2,8 +2,10 @@
 //! each axis provoked in turn and the tests around the victim, to the first diagnosis.
 
 use crate::doctor::axes::{self, Axis, Perturbation};
-use crate::doctor::diagnose::{fingerprints, tally, Diagnosis, Doctor};
+use crate::doctor::diagnose::races::percent;
+use crate::doctor::diagnose::{fingerprints, tally, Diagnosis, Doctor, Latent};
 use crate::doctor::fingerprint::Ending;
+use crate::doctor::gates;
 use crate::doctor::runner::Plan;
 
 /// Whether every run ended alike (all passed, or all failed): the nondeterminism is gone.
@@ -52,12 +54,12 @@ impl Doctor<'_> {
         let base = self.sample(
             "baseline (isolated, no perturbation)",
             &Plan::alone(&victim, Perturbation::none()),
-            runs,
-            "",
+            self.settings.baseline_runs(),
+            &self.settings.prior_note(),
         );
         self.baseline = tally(&base);
         self.reference = self.baseline;
-        self.baseline_prints = fingerprints(&base);
+        self.baseline_prints.extend(fingerprints(&base));
         let (base_runs, base_failed) = self.baseline;
         self.progress(&format!("baseline {base_runs} runs ({base_failed} failed)"));
 
@@ -126,10 +128,20 @@ impl Doctor<'_> {
         }
     }
 
-    /// A baseline with failures: which pinned axis stops them, then provoking it.
+    /// A baseline with failures: which pinned axis stops them, then provoking it. A finding
+    /// that explains other failures than the ones seen (latent) does not end the search; the
+    /// observed failures are never called `not-flaky`.
     fn diagnose_flaky(mut self, controlled: &[Axis]) -> Diagnosis {
         let victim = self.victim().to_string();
-        let runs = self.settings.runs;
+        // Enough runs that a pinned axis which leaves the flake alone shows it: a 5% flake
+        // passes 10 runs more often than not.
+        let (base_runs, base_failed) = self.baseline;
+        let sized = if base_failed > 0 && base_failed < base_runs {
+            gates::runs_to_see(base_failed as f64 / base_runs as f64, 0.05)
+        } else {
+            0
+        };
+        let runs = self.settings.runs.max(sized.min(60));
         let mut order: Vec<Axis> = controlled.to_vec();
         if !controlled.is_empty() {
             let control = self.sample(
@@ -167,48 +179,108 @@ impl Doctor<'_> {
                 return self.incomplete();
             }
             if let Some(diagnosis) = self.provoke(axis) {
-                return diagnosis;
-            }
-        }
-        if self.settings.axes.contains(&Axis::Order) || self.settings.axes.contains(&Axis::Parallel)
-        {
-            if let Some(diagnosis) = self.siblings() {
-                return diagnosis;
-            }
-        }
-        self.unattributed()
-    }
-
-    /// A baseline that always passes: the victim among its siblings, after them in one thread
-    /// and beside them in many; then every other axis provoked, for a latent bug (runs in quick
-    /// succession sample the clock at nearly one instant, and can all miss its bad moments).
-    fn diagnose_passing(mut self, controlled: &[Axis]) -> Diagnosis {
-        if let Some(diagnosis) = self.siblings() {
-            return diagnosis;
-        }
-        for axis in self.provocable(controlled) {
-            if self.over_budget() {
-                return self.incomplete();
-            }
-            if let Some(diagnosis) = self.provoke(axis) {
-                return diagnosis;
+                if diagnosis.claim == Some("observed") {
+                    return self.with_latent(diagnosis);
+                }
+                self.latent.push(diagnosis);
             }
         }
         if self.over_budget() {
             return self.incomplete();
         }
-        let runs = self.baseline.0;
+        self.unattributed()
+    }
+
+    /// A baseline that always passes: first what the user runs, unperturbed (the victim after
+    /// its siblings in one thread, beside them in parallel, paired with each), whose failure is
+    /// the one the user saw; the axes provoked on the victim's own runs find latent bugs, which
+    /// are the answer only when nothing unperturbed fails.
+    fn diagnose_passing(mut self, controlled: &[Axis]) -> Diagnosis {
+        if let Some(diagnosis) = self.order() {
+            return self.with_latent(diagnosis);
+        }
+        // Provoking the axes takes seconds; the race search gets most of what is left, and
+        // leaves some for the latent search after it.
+        let left = self.settings.budget.saturating_sub(self.started.elapsed());
+        if let Some(diagnosis) = self.races(left.mul_f64(0.8)) {
+            return self.with_latent(diagnosis);
+        }
+        for axis in self.provocable(controlled) {
+            if self.over_budget() {
+                break;
+            }
+            if let Some(diagnosis) = self.provoke(axis) {
+                self.latent.push(diagnosis);
+            }
+        }
+        if !self.latent.is_empty() {
+            let first = self.latent.remove(0);
+            return self.with_latent(first);
+        }
+        if self.over_budget() {
+            return self.incomplete();
+        }
+        let power = self.power_text();
         self.conclude(
             "not-flaky",
             None,
             "not flaky".into(),
             format!(
-                "Passed {runs} of {runs} isolated runs, beside its binary's other tests (in one thread and in parallel), and with {} provoked. Nothing here makes it fail.",
+                "Passed every run: alone, after and beside its binary's other tests, and with {} provoked. {power} Nothing here makes it fail.",
                 self.provoked_axes_text()
             ),
             None,
             None,
         )
+    }
+
+    /// What the unperturbed runs could have seen: "A failure rate above 9.5% per run alone, ...
+    /// would have shown with 95% confidence."
+    fn power_text(&self) -> String {
+        let mut parts = vec![format!(
+            "{} per run alone ({} runs)",
+            percent(gates::detectable_rate(self.baseline.0)),
+            self.baseline.0
+        )];
+        if let Some(search) = &self.searched {
+            if search.suite_runs > 0 {
+                parts.push(format!(
+                    "{} in the whole binary in parallel ({} runs)",
+                    percent(gates::detectable_rate(search.suite_runs)),
+                    search.suite_runs
+                ));
+            }
+            if search.fewest_pair_runs > 0 {
+                parts.push(format!(
+                    "{} beside any one of its {} siblings ({} runs or more each)",
+                    percent(gates::detectable_rate(search.fewest_pair_runs)),
+                    search.siblings,
+                    search.fewest_pair_runs
+                ));
+            }
+        }
+        let listed = match parts.as_slice() {
+            [one] => one.clone(),
+            [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+            [] => String::new(),
+        };
+        format!("A failure rate above {listed} would have shown with 95% confidence.")
+    }
+
+    /// `diagnosis` with the latent findings made on the way listed beneath it.
+    pub(super) fn with_latent(&mut self, mut diagnosis: Diagnosis) -> Diagnosis {
+        diagnosis.also_found = std::mem::take(&mut self.latent)
+            .into_iter()
+            .map(|latent| Latent {
+                verdict: latent.verdict,
+                headline: latent.headline,
+                value: latent
+                    .reproduction
+                    .map(|reproduction| reproduction.value)
+                    .unwrap_or_default(),
+            })
+            .collect();
+        diagnosis
     }
 
     /// The axes provoked by values of the victim's own run: the controlled axes given (in their

@@ -18,6 +18,7 @@ mod conclude;
 mod explain;
 mod flow;
 mod provoke;
+mod races;
 mod siblings;
 
 /// One line of the evidence table.
@@ -39,7 +40,11 @@ pub struct Reproduction {
     pub plan: Plan,
     pub runs: u64,
     pub failed: u64,
+    /// The lower bound, at 95%, on the failure rate per run of the plan.
     pub lower_bound: f64,
+    /// For a stress repro (a race, which fails some runs): the most runs of the plan to make
+    /// until one fails.
+    pub attempts: Option<u64>,
 }
 
 impl Reproduction {
@@ -52,6 +57,7 @@ impl Reproduction {
             runs,
             failed,
             lower_bound: gates::repro_lower_bound(failed, runs),
+            attempts: None,
         }
     }
 }
@@ -73,12 +79,51 @@ pub struct Diagnosis {
     pub warnings: Vec<String>,
     pub baseline: (u64, u64),
     pub p_value: Option<f64>,
+    /// Latent findings made on the way: bugs the doctor provoked that are not the failure
+    /// seen.
+    pub also_found: Vec<Latent>,
+}
+
+/// A latent finding listed beneath a diagnosis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Latent {
+    pub verdict: String,
+    pub headline: String,
+    /// The value that provoked it, as the report shows it.
+    pub value: String,
+}
+
+/// What the race search covered, for the power a `not-flaky` verdict states.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Search {
+    pub siblings: usize,
+    pub suite_runs: u64,
+    pub fewest_pair_runs: u64,
 }
 
 impl Diagnosis {
-    /// Whether a diagnosis was made (exit 0), rather than none (exit 1).
+    /// No diagnosis, because the runs could not be set up: `why`.
+    pub fn cannot_run(why: String) -> Diagnosis {
+        Diagnosis {
+            verdict: "incomplete".into(),
+            claim: None,
+            headline: "could not run the test".into(),
+            explanation: why,
+            evidence: Vec::new(),
+            reproduction: None,
+            culprit: None,
+            warnings: Vec::new(),
+            baseline: (0, 0),
+            p_value: None,
+            also_found: Vec::new(),
+        }
+    }
+
+    /// Whether a diagnosis was made (exit 0), rather than none (exit 1): a flaky verdict, an
+    /// unattributed one included (the test failed, unperturbed, and passed too), a plain
+    /// failure or a hang.
     pub fn made(&self) -> bool {
-        self.verdict.starts_with("flaky-") && self.verdict != "flaky-unattributed"
+        self.verdict.starts_with("flaky-")
             || self.verdict == "deterministic-failure"
             || self.verdict == "hang"
     }
@@ -92,6 +137,50 @@ pub struct Settings {
     pub axes: Vec<Axis>,
     /// When to stop with `incomplete`.
     pub budget: Duration,
+    /// What the user's report says of the row, when the victim is a probtest row's item.
+    pub prior: Option<Prior>,
+}
+
+/// A row's record in the user's report: the evidence the user has before the doctor runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prior {
+    /// The report's path, as shown.
+    pub report: String,
+    pub runs: u64,
+    pub failed: u64,
+    /// The failing runs' numbers.
+    pub failing_runs: Vec<u64>,
+    /// The failing runs' fingerprints, as the doctor's runs of a row read them.
+    pub fingerprints: BTreeSet<String>,
+}
+
+/// The most baseline runs a prior rate asks for.
+const MOST_BASELINE_RUNS: usize = 200;
+
+impl Settings {
+    /// The baseline's runs: `--runs`, or more when the report's rate says a failure could be
+    /// missed in that many (at 4 failures in 40, 29 runs see one with 95% probability).
+    pub fn baseline_runs(&self) -> usize {
+        let sized = self
+            .prior
+            .as_ref()
+            .filter(|prior| prior.failed > 0 && prior.runs > 0)
+            .map_or(0, |prior| {
+                gates::runs_to_see(prior.failed as f64 / prior.runs as f64, 0.05)
+            });
+        self.runs.max(sized.min(MOST_BASELINE_RUNS))
+    }
+
+    /// The baseline's note: the report's rate that sized it.
+    pub fn prior_note(&self) -> String {
+        match &self.prior {
+            Some(prior) if prior.failed > 0 => format!(
+                "sized from the report's {}/{} failed",
+                prior.failed, prior.runs
+            ),
+            _ => String::new(),
+        }
+    }
 }
 
 /// Runs of the counterfactual.
@@ -127,6 +216,10 @@ pub struct Doctor<'a> {
     /// every run (quick runs read the clock at nearly one instant) and pinning the axes made
     /// it pass, the pinned runs'.
     reference: (u64, u64),
+    /// Latent findings so far.
+    latent: Vec<Diagnosis>,
+    /// What the race search covered.
+    searched: Option<Search>,
 }
 
 impl<'a> Doctor<'a> {
@@ -144,8 +237,14 @@ impl<'a> Doctor<'a> {
             evidence: Vec::new(),
             warnings,
             baseline: (0, 0),
-            baseline_prints: BTreeSet::new(),
+            baseline_prints: settings
+                .prior
+                .as_ref()
+                .map(|prior| prior.fingerprints.clone())
+                .unwrap_or_default(),
             reference: (0, 0),
+            latent: Vec::new(),
+            searched: None,
         }
     }
 
@@ -238,16 +337,18 @@ mod tests {
             warnings: Vec::new(),
             baseline: (10, 0),
             p_value: None,
+            also_found: Vec::new(),
         };
         for made in [
             "flaky-entropy",
+            "flaky-unattributed",
             "flaky-order",
             "deterministic-failure",
             "hang",
         ] {
             assert!(diagnosis(made).made(), "{made}");
         }
-        for none in ["not-flaky", "flaky-unattributed", "incomplete"] {
+        for none in ["not-flaky", "incomplete"] {
             assert!(!diagnosis(none).made(), "{none}");
         }
     }

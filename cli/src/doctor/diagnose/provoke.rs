@@ -18,8 +18,12 @@ impl Doctor<'_> {
         self.progress(&format!("provoking {axis}"));
         let mut winner = None;
         let mut passed = None;
+        if axis == Axis::Entropy {
+            (winner, passed) = self.search_seeds();
+        }
         for provocation in axes::provocations(axis) {
-            if self.over_budget() || (winner.is_some() && passed.is_some()) {
+            if axis == Axis::Entropy || self.over_budget() || (winner.is_some() && passed.is_some())
+            {
                 break;
             }
             let endings = self.sample(
@@ -52,6 +56,11 @@ impl Doctor<'_> {
         // or idle cores that passed twice may fail the next time: scheduling's benign value is
         // always its control, one idle core.
         let benign = match passed {
+            // The same instant under UTC: whether the zone, not the instant, decides it.
+            _ if axes::in_far_zone(&provocation.perturbation) => Perturbation {
+                tz: Some("UTC".into()),
+                ..provocation.perturbation.clone()
+            },
             Some(passed) if axis != Axis::Scheduling => passed,
             _ => axes::benign(axis),
         };
@@ -102,6 +111,7 @@ impl Doctor<'_> {
                 .map(str::to_string)
                 .collect(),
             hash_order,
+            row: self.runner.row.as_ref().map(|row| row.case.as_str()),
         };
         let (verdict, mut headline, mut explanation) = explain::verdict(&found);
         if !counter_passes {
@@ -130,6 +140,64 @@ impl Doctor<'_> {
         );
         diagnosis.p_value = Some(p_value);
         Some(diagnosis)
+    }
+
+    /// Seeds tried one run each (a second where the first failed) until one fails twice: as
+    /// many as make missing a failing seed unlikely at the rate the test failed unperturbed
+    /// (a sampler that answers wrong 1 time in 12 has 1 failing seed in 12), at least 8. One
+    /// row of evidence for them all.
+    fn search_seeds(
+        &mut self,
+    ) -> (
+        Option<(axes::Provocation, BTreeSet<String>)>,
+        Option<Perturbation>,
+    ) {
+        let victim = self.victim().to_string();
+        let (runs, failed) = self.baseline;
+        let rate = if failed > 0 && failed < runs {
+            failed as f64 / runs as f64
+        } else {
+            0.5
+        };
+        let count = crate::doctor::gates::runs_to_see(rate, 0.05).clamp(8, 120) as u64;
+        let (mut tried, mut runs_made, mut failures) = (0u64, 0u64, 0u64);
+        let mut winner = None;
+        let mut passed = None;
+        for provocation in axes::seed_provocations(count) {
+            if self.over_budget() || winner.is_some() {
+                break;
+            }
+            tried += 1;
+            let plan = Plan::alone(&victim, provocation.perturbation.clone());
+            let first = self.runner.run(&plan);
+            runs_made += 1;
+            if first == Ending::Pass {
+                passed.get_or_insert(provocation.perturbation);
+                continue;
+            }
+            if !first.failed() || first == Ending::Hang {
+                continue;
+            }
+            failures += 1;
+            let second = self.runner.run(&plan);
+            runs_made += 1;
+            if second.failed() && second != Ending::Hang {
+                failures += 1;
+                let endings = [first, second];
+                winner = Some((provocation, fingerprints(&endings)));
+            }
+        }
+        let note = match &winner {
+            Some((provocation, _)) => format!("{} failed 2/2", provocation.label),
+            None => String::new(),
+        };
+        self.evidence.push(crate::doctor::diagnose::Evidence {
+            label: format!("provoke: {tried} entropy seeds, one run each (two if failed)"),
+            runs: runs_made,
+            failed: failures,
+            note,
+        });
+        (winner, passed)
     }
 
     /// Whether std's hash iteration order alone explains an entropy failure, where that can be

@@ -1,15 +1,16 @@
-//! The tests around the victim: those before it in one thread (order) and those beside it
-//! in parallel; the one that breaks it, found by halving them, verified, with its
-//! counterfactual.
+//! The tests before the victim in one thread (order): the one that breaks it, found by halving
+//! them with checks sized from the rate the whole prefix fails at, verified, with its
+//! counterfactual. The tests beside it are `races`'.
 
 use crate::doctor::axes::{Axis, Perturbation};
 use crate::doctor::diagnose::{tally, Diagnosis, Doctor, Reproduction};
 use crate::doctor::fingerprint::Ending;
+use crate::doctor::gates;
 use crate::doctor::runner::Plan;
 
 impl Doctor<'_> {
-    /// Order, then parallel: the tests of the victim's binary that make it fail.
-    pub(super) fn siblings(&mut self) -> Option<Diagnosis> {
+    /// The tests before the victim, in one thread: whether they make it fail, and which one.
+    pub(super) fn order(&mut self) -> Option<Diagnosis> {
         let victim = self.victim().to_string();
         let before: Vec<String> = self
             .tests
@@ -17,85 +18,57 @@ impl Doctor<'_> {
             .take_while(|test| **test != victim)
             .cloned()
             .collect();
-        let others: Vec<String> = self
-            .tests
-            .iter()
-            .filter(|test| **test != victim)
-            .cloned()
-            .collect();
-        // After the tests before it in one thread, twice (an order dependence shows every
-        // time); beside all the others, four times (a race shows some of the time).
-        let checks = [
-            (
-                Axis::Order,
-                before,
-                Some(1),
-                2,
-                "after the {} tests before it, one thread",
-            ),
-            (
-                Axis::Parallel,
-                others,
-                None,
-                4,
-                "beside its {} siblings, in parallel",
-            ),
-        ];
-        for (axis, set, threads, runs, label) in checks {
-            if !self.settings.axes.contains(&axis) || set.is_empty() {
-                continue;
-            }
-            let mut tests = set.clone();
-            tests.push(victim.clone());
-            let plan = Plan {
-                tests,
-                threads,
-                perturbation: Perturbation::none(),
-            };
-            let label = label.replace("{}", &set.len().to_string());
-            let endings = self.sample(&label, &plan, runs, "");
-            if endings.iter().any(Ending::failed) {
-                self.progress(&format!("fails {}: bisecting", label));
-                if let Some(diagnosis) = self.bisect(axis, set) {
-                    return Some(diagnosis);
-                }
+        if !self.settings.axes.contains(&Axis::Order) || before.is_empty() {
+            return None;
+        }
+        let label = format!("after the {} tests before it, one thread", before.len());
+        let plan = self.with(&before);
+        // An order dependence shows every time; one that shows some of the time gets more runs,
+        // to size the checks of the halving.
+        let mut endings = self.sample(&label, &plan, 2, "");
+        if !endings.iter().any(Ending::failed) {
+            return None;
+        }
+        if !endings.iter().all(Ending::failed) {
+            let more = self.runner.run_many(&plan, 8, true);
+            endings.extend(more);
+            if let Some(last) = self.evidence.last_mut() {
+                (last.runs, last.failed) = tally(&endings);
             }
         }
-        None
+        let (runs, failed) = tally(&endings);
+        let rate = failed as f64 / runs.max(1) as f64;
+        // Each check runs until the victim fails, up to the runs that make missing a failure
+        // at this rate unlikely (5%): a check never clears a test on too few runs.
+        let check_runs = gates::runs_to_see(rate, 0.05).min(60);
+        self.progress(&format!(
+            "fails {label} ({failed}/{runs}): halving, {check_runs} run(s) a check"
+        ));
+        self.bisect(before, check_runs)
     }
 
-    /// The plan of the victim with `set` before (order) or beside (parallel) it.
-    fn with(&self, axis: Axis, set: &[String]) -> Plan {
+    /// The plan of the victim after `set` in one thread.
+    fn with(&self, set: &[String]) -> Plan {
         let mut tests = set.to_vec();
         tests.push(self.victim().to_string());
         Plan {
-            threads: match axis {
-                Axis::Order => Some(1),
-                _ => Some(set.len() + 1),
-            },
+            threads: Some(1),
             tests,
             perturbation: Perturbation::none(),
         }
     }
 
-    /// Whether the victim fails with `set`: both of two runs in order, any of four in parallel
-    /// (a race shows some of the time).
-    fn fails_with(&mut self, axis: Axis, set: &[String]) -> bool {
-        let plan = self.with(axis, set);
-        match axis {
-            Axis::Order => tally(&self.runner.run_many(&plan, 2, true)).1 == 2,
-            // A race: the first failure is enough, and most runs that will fail do at once.
-            _ => (0..4).any(|_| self.runner.run(&plan).failed()),
-        }
+    /// Whether the victim fails after `set` within `runs` runs.
+    fn fails_with(&mut self, set: &[String], runs: usize) -> bool {
+        let plan = self.with(set);
+        (0..runs).any(|_| self.runner.run(&plan).failed())
     }
 
     /// Halves `set` until one test alone breaks the victim, verifies it and checks the
     /// counterfactual.
-    fn bisect(&mut self, axis: Axis, set: Vec<String>) -> Option<Diagnosis> {
-        let started = self.started;
-        let budget = self.settings.budget;
+    fn bisect(&mut self, set: Vec<String>, check_runs: usize) -> Option<Diagnosis> {
         let culprit = match halve(set, |half| {
-            started.elapsed() < budget && self.fails_with(axis, half)
+            !self.over_budget() && self.fails_with(half, check_runs)
         }) {
             Halved::One(culprit) => culprit,
             Halved::Together(set) => {
@@ -107,55 +80,28 @@ impl Doctor<'_> {
                 return None;
             }
         };
-        let plan = self.with(axis, std::slice::from_ref(&culprit));
-        let (label, counter_label, counter_plan) = match axis {
-            Axis::Order => (
-                format!("VERIFY: after {culprit}"),
-                "counterfactual: alone".to_string(),
-                Plan::alone(self.victim(), Perturbation::none()),
-            ),
-            _ => (
-                format!("VERIFY: beside {culprit}"),
-                format!("counterfactual: with {culprit}, one thread"),
-                Plan {
-                    threads: Some(1),
-                    ..plan.clone()
-                },
-            ),
-        };
+        let plan = self.with(std::slice::from_ref(&culprit));
+        let label = format!("VERIFY: after {culprit}");
+        let counter_plan = Plan::alone(self.victim(), Perturbation::none());
         let (verify, counter) =
-            self.verify_and_counter((&label, &plan), (&counter_label, &counter_plan));
+            self.verify_and_counter((&label, &plan), ("counterfactual: alone", &counter_plan));
         let (verify_runs, verify_failed) = tally(&verify);
         let (p_value, full) = self.credit(&label, (verify_runs, verify_failed), tally(&counter))?;
-        let value = match axis {
-            Axis::Order => format!("[{culprit}, {}]", self.victim()),
-            _ => format!("{culprit} beside it"),
-        };
-        let reproduction = Reproduction::new(axis, value, plan, (verify_runs, verify_failed));
+        let value = format!("[{culprit}, {}]", self.victim());
+        let reproduction =
+            Reproduction::new(Axis::Order, value, plan, (verify_runs, verify_failed));
         let victim = self.victim().to_string();
-        let (verdict, mut headline, explanation) = match axis {
-            Axis::Order => (
-                "flaky-order",
-                "test-order dependent".to_string(),
-                format!(
-                    "The test passes on its own, but fails when it runs after {culprit} in the same process (--test-threads=1, in libtest's name order): fails {verify_failed}/{verify_runs} in that order. {culprit} leaves behind state (a static, an environment variable, a file) that {victim} depends on being absent."
-                ),
-            ),
-            _ => (
-                "flaky-parallel",
-                "breaks when a sibling test runs beside it".to_string(),
-                format!(
-                    "The test passes on its own and after its siblings in one thread, but fails while {culprit} runs beside it as another thread of the same process: fails {verify_failed}/{verify_runs} that way. The two share something (a static, an environment variable, a file, a port) without synchronization."
-                ),
-            ),
-        };
+        let mut headline = "test-order dependent".to_string();
         if !full {
             headline.push_str(" (elevates the failure rate)");
         }
-        // The unperturbed run of the victim among its siblings failed: that is the failure the
+        let explanation = format!(
+            "The test passes on its own, but fails when it runs after {culprit} in the same process (--test-threads=1, in libtest's name order): fails {verify_failed}/{verify_runs} in that order. {culprit} leaves behind state (a static, an environment variable, a file) that {victim} depends on being absent."
+        );
+        // The unperturbed run of the victim after its siblings failed: that is the failure the
         // user sees in the suite, and this explains it.
         let mut diagnosis = self.conclude(
-            verdict,
+            "flaky-order",
             Some("observed"),
             headline,
             explanation,

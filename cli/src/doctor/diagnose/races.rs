@@ -1,0 +1,331 @@
+//! Races between the victim and the tests beside it. A race between sibling tests fails a few
+//! runs in a hundred of the whole suite, never alone and never in one thread; paired with the
+//! one sibling it races, on two threads, it fails several times as often. So the search runs
+//! the victim paired with each sibling in turn, many short runs each, with the whole binary
+//! now and then (the suite as the user runs it); a pair that fails is verified on fresh runs
+//! against the victim alone and the same pair in one thread (Fisher's exact test), and its
+//! repro is a stress repro: the pair run until it fails, up to a bound sized from its rate.
+
+use std::time::{Duration, Instant};
+
+use crate::doctor::axes::{Axis, Perturbation};
+use crate::doctor::diagnose::{tally, Diagnosis, Doctor, Evidence, Reproduction, Search};
+use crate::doctor::fingerprint::Ending;
+use crate::doctor::gates;
+use crate::doctor::runner::Plan;
+
+/// The rate per paired run that the search is sized to see: with this many runs of a pair
+/// without a failure, a race failing 3% of that pair's runs would have shown with 95%
+/// confidence.
+const PAIR_RATE: f64 = 0.03;
+/// The most verifying runs of one pair.
+const MOST_VERIFY_RUNS: u64 = 800;
+/// The significance a pair's race must reach: stricter than the other gates', as the search
+/// may verify several candidates.
+const RACE_ALPHA: f64 = 0.01;
+/// The chance with which a stress repro fails within its bound.
+const STRESS_CONFIDENCE: f64 = 0.99;
+/// The most runs a stress repro makes.
+const MOST_STRESS_RUNS: u64 = 20_000;
+
+/// A pair's runs in the search.
+struct Pair {
+    sibling: String,
+    runs: u64,
+    failed: u64,
+    /// Whether its failure was verified already (and found wanting).
+    verified: bool,
+}
+
+impl Doctor<'_> {
+    /// Searches the siblings for the one whose running beside the victim makes it fail, within
+    /// `share` of the budget: the diagnosis, or `None` with the search's evidence recorded.
+    pub(super) fn races(&mut self, share: Duration) -> Option<Diagnosis> {
+        let victim = self.victim().to_string();
+        let siblings: Vec<String> = self
+            .tests
+            .iter()
+            .filter(|test| **test != victim)
+            .cloned()
+            .collect();
+        if siblings.is_empty() || !self.settings.axes.contains(&Axis::Parallel) {
+            return None;
+        }
+        self.progress(&format!(
+            "pairing it with each of its {} siblings on two threads",
+            siblings.len()
+        ));
+        let stop_at = Instant::now() + share;
+        let target = gates::runs_to_see(PAIR_RATE, 1.0 - gates::CONFIDENCE) as u64;
+        let whole = Plan {
+            tests: self.tests.to_vec(),
+            threads: None,
+            perturbation: Perturbation::none(),
+        };
+        let mut pairs: Vec<Pair> = siblings
+            .into_iter()
+            .map(|sibling| Pair {
+                sibling,
+                runs: 0,
+                failed: 0,
+                verified: false,
+            })
+            .collect();
+        let mut suite: Vec<Ending> = Vec::new();
+        let mut round = 0u64;
+        let found = 'search: loop {
+            let done = pairs.iter().all(|pair| pair.runs >= target) && suite.len() as u64 >= target;
+            if done || self.over_budget() || Instant::now() >= stop_at {
+                break None;
+            }
+            // The suite as the user runs it, every fourth round: what the user saw.
+            if round.is_multiple_of(4) {
+                let ending = self.runner.run(&whole);
+                if ending != Ending::NotRun {
+                    suite.push(ending);
+                }
+            }
+            for index in 0..pairs.len() {
+                if Instant::now() >= stop_at || self.over_budget() {
+                    break;
+                }
+                let plan = pair_plan(&pairs[index].sibling, &victim, 2);
+                let ending = self.runner.run(&plan);
+                if ending == Ending::NotRun {
+                    continue;
+                }
+                pairs[index].runs += 1;
+                if ending.failed() {
+                    pairs[index].failed += 1;
+                    if !pairs[index].verified {
+                        pairs[index].verified = true;
+                        let sibling = pairs[index].sibling.clone();
+                        self.record_search(&suite, &pairs);
+                        if let Some(diagnosis) = self.verify_race(&sibling) {
+                            break 'search Some(diagnosis);
+                        }
+                        self.evidence
+                            .truncate(self.evidence.len().saturating_sub(2));
+                    }
+                }
+            }
+            round += 1;
+        };
+        if found.is_some() {
+            return found;
+        }
+        self.record_search(&suite, &pairs);
+        let (runs, failed) = tally(&suite);
+        if failed > 0 {
+            return Some(self.suite_race(&whole, (runs, failed)));
+        }
+        None
+    }
+
+    /// The search's evidence so far: the suite's runs and the pairs' runs, as two rows.
+    fn record_search(&mut self, suite: &[Ending], pairs: &[Pair]) {
+        let (runs, failed) = tally(suite);
+        self.searched = Some(Search {
+            siblings: pairs.len(),
+            suite_runs: runs,
+            fewest_pair_runs: pairs.iter().map(|pair| pair.runs).min().unwrap_or(0),
+        });
+        let paired = pairs.iter().map(|pair| pair.runs).sum();
+        let paired_failed = pairs.iter().map(|pair| pair.failed).sum();
+        let fewest = pairs.iter().map(|pair| pair.runs).min().unwrap_or(0);
+        self.evidence.push(Evidence {
+            label: format!("beside its {} siblings, in parallel", pairs.len()),
+            runs,
+            failed,
+            note: String::new(),
+        });
+        self.evidence.push(Evidence {
+            label: format!("paired with each of {} siblings, two threads", pairs.len()),
+            runs: paired,
+            failed: paired_failed,
+            note: if fewest > 0 {
+                format!("≥{fewest} runs each")
+            } else {
+                String::new()
+            },
+        });
+    }
+
+    /// Fresh runs of the victim beside `sibling` on two threads, against the same pair in one
+    /// thread, until the race is significant or clearly absent: the diagnosis, or `None` with
+    /// a warning that names no one.
+    fn verify_race(&mut self, sibling: &str) -> Option<Diagnosis> {
+        let victim = self.victim().to_string();
+        self.progress(&format!("failed beside {sibling}: verifying on fresh runs"));
+        let pair = pair_plan(sibling, &victim, 2);
+        let counter = pair_plan(sibling, &victim, 1);
+        let (mut runs, mut failed) = (0u64, 0u64);
+        let (mut counter_runs, mut counter_failed) = (0u64, 0u64);
+        let (base_runs, base_failed) = self.baseline;
+        let p_value = loop {
+            let (verify, against) = self
+                .runner
+                .run_interleaved((&pair, 20), (&counter, 5), true);
+            let (batch, batch_failed) = tally(&verify);
+            let (counter_batch, counter_batch_failed) = tally(&against);
+            runs += batch;
+            failed += batch_failed;
+            counter_runs += counter_batch;
+            counter_failed += counter_batch_failed;
+            let p_value = gates::fisher_greater(
+                failed,
+                runs,
+                counter_failed + base_failed,
+                counter_runs + base_runs,
+            );
+            let futile = runs >= 200 && failed == 0;
+            if (failed >= 3 && p_value < RACE_ALPHA)
+                || futile
+                || runs >= MOST_VERIFY_RUNS
+                || batch == 0
+                || self.over_budget()
+            {
+                break p_value;
+            }
+        };
+        let rate = if runs > 0 {
+            failed as f64 / runs as f64
+        } else {
+            0.0
+        };
+        let lower = gates::repro_lower_bound(failed, runs);
+        self.evidence.push(Evidence {
+            label: format!("VERIFY: beside {sibling}, two threads"),
+            runs,
+            failed,
+            note: format!("{} per run, ≥{}", percent(rate), percent(lower)),
+        });
+        self.evidence.push(Evidence {
+            label: format!("counterfactual: with {sibling}, one thread"),
+            runs: counter_runs,
+            failed: counter_failed,
+            note: if counter_failed == 0 {
+                "✓ passes".into()
+            } else {
+                "✗ fails too".into()
+            },
+        });
+        if failed < 3 || p_value >= RACE_ALPHA {
+            self.warnings.push(format!(
+                "{victim} failed once beside {sibling} while searching, but {failed} of {runs} verifying runs beside it (against {} of {} with the two in one thread and alone; Fisher's exact test, one-sided, p = {p_value:.3}) do not show a race with it: no credit",
+                counter_failed + base_failed,
+                counter_runs + base_runs,
+            ));
+            return None;
+        }
+        let attempts = stress_attempts(lower);
+        let mut reproduction = Reproduction::new(
+            Axis::Parallel,
+            format!("{sibling} beside it"),
+            pair,
+            (runs, failed),
+        );
+        reproduction.attempts = Some(attempts);
+        let explanation = format!(
+            "Never failed alone ({base_runs} runs) nor with {sibling} in one thread ({counter_failed}/{counter_runs}), but fails {failed} of {runs} runs ({}, at least {} at 95% confidence) while {sibling} runs beside it on a second thread of the same process (Fisher's exact test, one-sided, p = {p_value:.2e}). The two share something (a static, an environment variable, a file, a port) without synchronization: a race{}. The repro runs the pair until it fails, up to {attempts} times: it fails within that with probability ≥ {:.0}%. Synchronize the shared state, or give each test its own; `serial_test` or a shared Mutex serializes the two.",
+            percent(rate),
+            percent(lower),
+            if failed < runs {
+                ", which fails some runs, not all, and more rarely in the whole suite"
+            } else {
+                ""
+            },
+            STRESS_CONFIDENCE * 100.0,
+        );
+        let mut diagnosis = self.conclude(
+            "flaky-parallel",
+            Some("observed"),
+            "races with a sibling test".into(),
+            explanation,
+            Some(reproduction),
+            Some(sibling.to_string()),
+        );
+        diagnosis.p_value = Some(p_value);
+        Some(diagnosis)
+    }
+
+    /// A victim that failed beside its siblings, with no one sibling found to break it: the
+    /// suite's own runs are the evidence and the repro.
+    fn suite_race(&mut self, whole: &Plan, (runs, failed): (u64, u64)) -> Diagnosis {
+        let lower = gates::repro_lower_bound(failed, runs);
+        let attempts = stress_attempts(lower);
+        let mut reproduction = Reproduction::new(
+            Axis::Parallel,
+            "its siblings beside it".into(),
+            whole.clone(),
+            (runs, failed),
+        );
+        reproduction.attempts = Some(attempts);
+        let (base_runs, _) = self.baseline;
+        self.conclude(
+            "flaky-parallel",
+            Some("observed"),
+            "fails beside its siblings".into(),
+            format!(
+                "Never failed alone ({base_runs} runs), but failed {failed} of {runs} runs of its whole binary in parallel; no single sibling beside it was found to break it within the budget (several may, together). The repro runs the whole binary until it fails, up to {attempts} times."
+            ),
+            Some(reproduction),
+            None,
+        )
+    }
+}
+
+/// The victim and `sibling` on `threads` threads (libtest starts them in name order).
+fn pair_plan(sibling: &str, victim: &str, threads: usize) -> Plan {
+    let mut tests = vec![sibling.to_string(), victim.to_string()];
+    tests.sort();
+    Plan {
+        tests,
+        threads: Some(threads),
+        perturbation: Perturbation::none(),
+    }
+}
+
+/// How many runs a stress repro makes so that a failure rate of at least `lower` fails within
+/// them with [`STRESS_CONFIDENCE`].
+pub fn stress_attempts(lower: f64) -> u64 {
+    (gates::runs_to_see(lower, 1.0 - STRESS_CONFIDENCE) as u64).min(MOST_STRESS_RUNS)
+}
+
+/// A rate as a percentage with as many decimals as a small one needs: `12%`, `0.8%`.
+pub fn percent(rate: f64) -> String {
+    let percent = rate * 100.0;
+    if percent >= 10.0 || percent == 0.0 {
+        format!("{percent:.0}%")
+    } else {
+        format!("{percent:.1}%")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stress_repro_is_sized_to_fail_with_the_stated_chance() {
+        // At 5% per run, 90 runs fail at least once with probability 1 - 0.95^90 > 99%.
+        assert_eq!(stress_attempts(0.05), 90);
+        assert!(1.0 - 0.95f64.powi(90) >= 0.99 && 1.0 - 0.95f64.powi(89) < 0.99);
+        assert_eq!(stress_attempts(0.0), 1);
+        assert_eq!(stress_attempts(1e-9), MOST_STRESS_RUNS);
+    }
+
+    #[test]
+    fn pairs_run_in_name_order() {
+        let plan = pair_plan("b_writer", "a_victim", 2);
+        assert_eq!(plan.tests, ["a_victim", "b_writer"]);
+        assert_eq!(plan.threads, Some(2));
+    }
+
+    #[test]
+    fn rates_read_as_percentages() {
+        assert_eq!(percent(0.125), "12%");
+        assert_eq!(percent(0.008), "0.8%");
+        assert_eq!(percent(0.0), "0%");
+    }
+}

@@ -1,0 +1,475 @@
+//! One diagnostic run: a fresh process of the test binary, running the victim (alone, after
+//! some tests, or beside them), perturbed, in a directory of its own that holds its session
+//! and report, killed with its process group at the timeout or the budget's end; and many such
+//! runs at once where the axis allows.
+//!
+//! `process` starts and reads one process, `cleanup` kills and removes what is left on every
+//! way out, `stress` loads and pins CPUs for the scheduling axis.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::doctor::axes::{Cpus, Perturbation};
+use crate::doctor::cargo::TestBinary;
+use crate::doctor::fingerprint::{ending_of, failed_tests, Ending, Outcome};
+use crate::doctor::prior::recorded_fingerprint;
+
+mod cleanup;
+mod process;
+mod stress;
+
+pub use cleanup::{take_signals, Scratch};
+pub use stress::first_cpu;
+use stress::{pin_to_one_cpu, Placement, Stress};
+
+/// Whether `binary` takes libtest's `--logfile` (deprecated, and so perhaps gone one day): tried
+/// once on its list, which runs no test.
+fn writes_logs(binary: &TestBinary, scratch: &Scratch) -> bool {
+    let log = scratch.path().join("probe.log");
+    let listed = Command::new(&binary.path)
+        .args(["--list", "--format", "terse", "--logfile"])
+        .arg(&log)
+        .current_dir(&binary.manifest_dir)
+        .env("PROB_SUMMARY", "0")
+        .env("PROB_STORE", scratch.path().join("probe-sessions"))
+        .env_remove("PROB_JSON")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    listed.is_ok_and(|status| status.success())
+}
+
+/// Which tests a run runs, and how.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The tests run, the victim among them (libtest runs them in name order).
+    pub tests: Vec<String>,
+    /// `--test-threads`: `None` for libtest's default (one thread per core).
+    pub threads: Option<usize>,
+    /// What the run changes in the process.
+    pub perturbation: Perturbation,
+}
+
+impl Plan {
+    /// Whether the run must have the machine to itself: tests that run beside each other (which
+    /// would meet another run's through the files and ports they share), or a run whose
+    /// scheduling is the point.
+    pub fn exclusive(&self) -> bool {
+        self.tests.len() > 1 || self.perturbation.schedules()
+    }
+
+    /// The victim alone, on one thread.
+    pub fn alone(victim: &str, perturbation: Perturbation) -> Plan {
+        Plan {
+            tests: vec![victim.to_string()],
+            threads: Some(1),
+            perturbation,
+        }
+    }
+}
+
+/// A probtest row the victim stands for: its runs are judged by the outcome each one recorded,
+/// since a gated case's failing run still passes its test item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// The row's case id, as the report names it (`triage::refund`).
+    pub case: String,
+    /// Each generated item of the row with its run number.
+    pub items: Vec<(String, u32)>,
+}
+
+/// Runs the victim's binary.
+pub struct Runner {
+    pub binary: TestBinary,
+    pub victim: String,
+    /// The preload library, where it applies to the binary.
+    pub preload: Option<PathBuf>,
+    /// The row the victim is a run item of, if it is one.
+    pub row: Option<Row>,
+    /// Where every run's files go: its temporary directory, session store and report.
+    scratch: Scratch,
+    /// Whether the binary writes libtest's log (`--logfile`).
+    logs: bool,
+    /// When the diagnosis must end: a run under way then is stopped, and is no evidence.
+    deadline: Instant,
+    /// When a run counts as a hang, in milliseconds; adjusted as runs pass.
+    timeout_ms: AtomicU64,
+    /// Whether the timeout was given (then it is never adjusted).
+    fixed_timeout: bool,
+    /// The slowest passing run so far.
+    slowest_pass: Mutex<Duration>,
+    /// Runs made, for the report.
+    runs: AtomicU64,
+    /// How many processes run at once.
+    jobs: usize,
+    /// What the preload library logged in the runs since the last [`Runner::take_events`].
+    events: Mutex<BTreeSet<String>>,
+}
+
+/// The timeout while no run has passed yet.
+const FIRST_TIMEOUT: Duration = Duration::from_secs(60);
+/// The least timeout once a run has passed.
+const LEAST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How the runner is set up for one victim.
+pub struct Setup {
+    pub binary: TestBinary,
+    pub victim: String,
+    pub preload: Option<PathBuf>,
+    pub row: Option<Row>,
+    /// `--timeout`, when given.
+    pub timeout: Option<Duration>,
+    /// When the diagnosis must end.
+    pub deadline: Instant,
+}
+
+impl Runner {
+    /// A runner with a scratch directory of its own.
+    pub fn new(setup: Setup) -> std::io::Result<Runner> {
+        let jobs = std::thread::available_parallelism().map_or(2, usize::from);
+        let scratch = Scratch::new()?;
+        let logs = writes_logs(&setup.binary, &scratch);
+        Ok(Runner {
+            binary: setup.binary,
+            victim: setup.victim,
+            preload: setup.preload,
+            row: setup.row,
+            scratch,
+            logs,
+            deadline: setup.deadline,
+            timeout_ms: AtomicU64::new(setup.timeout.unwrap_or(FIRST_TIMEOUT).as_millis() as u64),
+            fixed_timeout: setup.timeout.is_some(),
+            slowest_pass: Mutex::new(Duration::ZERO),
+            runs: AtomicU64::new(0),
+            jobs,
+            events: Mutex::new(BTreeSet::new()),
+        })
+    }
+
+    /// The distinct lines the preload library logged since the last call (`entropy hash`,
+    /// `blocked 192.0.2.7:443`, ...).
+    pub fn take_events(&self) -> BTreeSet<String> {
+        std::mem::take(
+            &mut *self
+                .events
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner()),
+        )
+    }
+
+    /// The timeout now.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms.load(Ordering::Relaxed))
+    }
+
+    /// Runs made so far.
+    pub fn runs(&self) -> u64 {
+        self.runs.load(Ordering::Relaxed)
+    }
+
+    /// Whether the diagnosis's time is up.
+    pub fn out_of_time(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+
+    /// One run of `plan`: how the victim ended. A run the deadline stopped, or one that never
+    /// started, is [`Ending::NotRun`]: no evidence either way.
+    pub fn run(&self, plan: &Plan) -> Ending {
+        if self.out_of_time() {
+            return Ending::NotRun;
+        }
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        let dir = match self.scratch.run_dir() {
+            Ok(dir) => dir,
+            Err(error) => {
+                return Ending::Crash(format!("cannot make the run's directory: {error}"))
+            }
+        };
+        let mut command = self.command(plan, &dir);
+        let stress = plan.perturbation.stress.then(|| {
+            Stress::start(match plan.perturbation.cpus {
+                Some(Cpus::One) => first_cpu().map_or(Placement::Anywhere(1), Placement::On),
+                _ => Placement::Anywhere(self.jobs),
+            })
+        });
+        let finished = process::run(&mut command, self.timeout(), self.deadline);
+        drop(stress);
+        let ending = match finished {
+            Ok(finished) => self.ending(plan, &dir, &finished),
+            Err(error) => Ending::Crash(format!("cannot start the test binary: {error}")),
+        };
+        let _ = std::fs::remove_dir_all(&dir);
+        ending
+    }
+
+    /// One run of the whole binary, as `cargo test` runs it: the tests that failed, or why
+    /// the run could not say.
+    pub fn failures_of_suite(&self) -> Result<Vec<String>, String> {
+        let dir = self
+            .scratch
+            .run_dir()
+            .map_err(|error| format!("cannot make the run's directory: {error}"))?;
+        let plan = Plan {
+            tests: Vec::new(),
+            threads: None,
+            perturbation: Perturbation::none(),
+        };
+        let mut command = self.command(&plan, &dir);
+        let finished = process::run(&mut command, self.timeout(), self.deadline)
+            .map_err(|error| format!("cannot run the test binary: {error}"))?;
+        if finished.stopped.is_some() {
+            return Err(format!(
+                "its run did not end within {:.0} s",
+                finished.took.as_secs_f64()
+            ));
+        }
+        let log = self
+            .logs
+            .then(|| std::fs::read_to_string(dir.join("libtest.log")).unwrap_or_default());
+        let stdout = String::from_utf8_lossy(&finished.stdout);
+        let failed = failed_tests(log.as_deref(), &stdout);
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(failed)
+    }
+
+    /// The command of one run of `plan`, its files in `dir`.
+    fn command(&self, plan: &Plan, dir: &Path) -> Command {
+        let mut command = Command::new(&self.binary.path);
+        if plan.perturbation.scrubbed_env {
+            let kept: Vec<(String, std::ffi::OsString)> = crate::doctor::axes::KEPT_VARIABLES
+                .iter()
+                .filter_map(|name| Some((name.to_string(), std::env::var_os(name)?)))
+                .collect();
+            command.env_clear().envs(kept);
+        }
+        command.arg("--exact").args(&plan.tests);
+        if let Some(threads) = plan.threads {
+            command.arg(format!("--test-threads={threads}"));
+        }
+        if self.logs {
+            command.arg("--logfile").arg(dir.join("libtest.log"));
+        }
+        command
+            .current_dir(&self.binary.manifest_dir)
+            .env("CARGO_MANIFEST_DIR", &self.binary.manifest_dir)
+            .env("CARGO_PKG_NAME", &self.binary.package)
+            // A probtest bench among the tests writes its session and report here, never the
+            // user's; nor does it print a section into the output read here.
+            .env("PROB_JSON", dir.join("report.json"))
+            .env("PROB_STORE", dir.join("sessions"))
+            .env("PROB_SUMMARY", "0")
+            .env("RUST_BACKTRACE", "0")
+            .env("TMPDIR", dir);
+        for name in [
+            "NEXTEST",
+            "NEXTEST_TEST_PHASE",
+            "NEXTEST_TEST_NAME",
+            "NEXTEST_RUN_ID",
+            "RUST_TEST_THREADS",
+            "PROB_HTML",
+            "PROB_SESSION",
+            "PROB_BASELINE",
+            "PROB_ITEMS_OUT",
+        ] {
+            command.env_remove(name);
+        }
+        let preloaded = plan.perturbation.needs_preload() && self.preload.is_some();
+        if let (true, Some(library)) = (preloaded, &self.preload) {
+            command
+                .env("LD_PRELOAD", library)
+                .env(crate::doctor::preload::ENV_LOG, dir.join("preload.log"));
+        }
+        for (name, value) in plan.perturbation.env() {
+            command.env(name, value);
+        }
+        if plan.perturbation.cpus == Some(Cpus::One) {
+            pin_to_one_cpu(&mut command);
+        }
+        if plan.perturbation.fresh_home {
+            let home = dir.join("home");
+            if std::fs::create_dir_all(&home).is_ok() {
+                command
+                    .env("HOME", &home)
+                    .env("XDG_CONFIG_HOME", home.join(".config"))
+                    .env("XDG_DATA_HOME", home.join(".local/share"))
+                    .env("XDG_CACHE_HOME", home.join(".cache"))
+                    .env("XDG_STATE_HOME", home.join(".local/state"));
+            }
+        }
+        command
+    }
+
+    /// How the victim ended in a finished run whose files are in `dir`.
+    fn ending(&self, plan: &Plan, dir: &Path, finished: &process::Finished) -> Ending {
+        if let Ok(text) = std::fs::read_to_string(dir.join("preload.log")) {
+            self.events
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .extend(text.lines().map(str::to_string));
+        }
+        let Some(status) = finished.status else {
+            return match finished.stopped {
+                Some(process::Stop::Budget) => Ending::NotRun,
+                _ => Ending::Hang,
+            };
+        };
+        #[cfg(unix)]
+        let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+        #[cfg(not(unix))]
+        let signal = None;
+        let log = self
+            .logs
+            .then(|| std::fs::read_to_string(dir.join("libtest.log")).unwrap_or_default());
+        let stdout = String::from_utf8_lossy(&finished.stdout);
+        let outcome = Outcome {
+            log: log.as_deref(),
+            stdout: &stdout,
+            code: status.code(),
+            signal,
+            alone: plan.tests.len() == 1,
+        };
+        let mut ending = ending_of(&self.victim, &outcome);
+        if let Some(recorded) = self.recorded(dir) {
+            // The run's own record says how it went; libtest's line only says whether the item
+            // passed, which a gated case's failing run does.
+            if ending != Ending::Hang && !matches!(ending, Ending::Crash(_)) {
+                ending = recorded;
+            }
+        }
+        if ending == Ending::Pass {
+            self.note_pass(finished.took);
+        }
+        ending
+    }
+
+    /// The outcome the victim's run recorded in the run's report, for a probtest row.
+    fn recorded(&self, dir: &Path) -> Option<Ending> {
+        let row = self.row.as_ref()?;
+        let run = row
+            .items
+            .iter()
+            .find(|(name, _)| *name == self.victim)
+            .map(|(_, run)| *run)?;
+        let text = std::fs::read_to_string(dir.join("report.json")).ok()?;
+        let report: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let record = report["records"].as_array()?.iter().find(|record| {
+            record["case"].as_str() == Some(row.case.as_str())
+                && record["run"].as_u64() == Some(u64::from(run))
+        })?;
+        match record["outcome"].as_str()? {
+            "pass" => Some(Ending::Pass),
+            outcome @ ("fail" | "error") => Some(Ending::Fail(recorded_fingerprint(
+                outcome,
+                record["message"].as_str(),
+            ))),
+            _ => Some(Ending::NotRun),
+        }
+    }
+
+    /// How many CPUs the runs may use.
+    pub fn cpus(&self) -> usize {
+        self.jobs
+    }
+
+    /// `count` runs of `plan`; at once, up to a process per core, unless `serial`.
+    pub fn run_many(&self, plan: &Plan, count: usize, serial: bool) -> Vec<Ending> {
+        let jobs = if serial {
+            1
+        } else {
+            self.jobs.min(count).max(1)
+        };
+        let next = AtomicU64::new(0);
+        let endings = Mutex::new(Vec::with_capacity(count));
+        std::thread::scope(|scope| {
+            for _ in 0..jobs {
+                scope.spawn(|| {
+                    while (next.fetch_add(1, Ordering::Relaxed) as usize) < count {
+                        let ending = self.run(plan);
+                        endings
+                            .lock()
+                            .unwrap_or_else(|poison| poison.into_inner())
+                            .push(ending);
+                    }
+                });
+            }
+        });
+        endings
+            .into_inner()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// `count_a` runs of `a` and `count_b` runs of `b`, taking turns: what drifts while they
+    /// run (the wall clock, the machine's load) falls on both alike, so that a difference
+    /// between them is the plans', not the moment's.
+    pub fn run_interleaved(
+        &self,
+        (a, count_a): (&Plan, usize),
+        (b, count_b): (&Plan, usize),
+        serial: bool,
+    ) -> (Vec<Ending>, Vec<Ending>) {
+        let mut order = Vec::with_capacity(count_a + count_b);
+        for index in 0..count_a.max(count_b) {
+            if index < count_a {
+                order.push(true);
+            }
+            if index < count_b {
+                order.push(false);
+            }
+        }
+        let jobs = if serial {
+            1
+        } else {
+            self.jobs.min(order.len()).max(1)
+        };
+        let next = AtomicU64::new(0);
+        let endings = Mutex::new(Vec::with_capacity(order.len()));
+        std::thread::scope(|scope| {
+            for _ in 0..jobs {
+                scope.spawn(|| loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed) as usize;
+                    let Some(&is_a) = order.get(index) else {
+                        break;
+                    };
+                    let ending = self.run(if is_a { a } else { b });
+                    endings
+                        .lock()
+                        .unwrap_or_else(|poison| poison.into_inner())
+                        .push((is_a, ending));
+                });
+            }
+        });
+        let endings = endings
+            .into_inner()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let (mut of_a, mut of_b) = (Vec::new(), Vec::new());
+        for (is_a, ending) in endings {
+            if is_a {
+                of_a.push(ending);
+            } else {
+                of_b.push(ending);
+            }
+        }
+        (of_a, of_b)
+    }
+
+    /// After a passing run: the timeout becomes ten times the slowest passing run, at least
+    /// five seconds.
+    fn note_pass(&self, took: Duration) {
+        if self.fixed_timeout {
+            return;
+        }
+        let mut slowest = self
+            .slowest_pass
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        *slowest = (*slowest).max(took);
+        let timeout = (*slowest * 10).max(LEAST_TIMEOUT);
+        self.timeout_ms
+            .store(timeout.as_millis() as u64, Ordering::Relaxed);
+    }
+}
