@@ -352,6 +352,10 @@ fn commands(
     // command that `repro` refuses: none is printed, the plain one may still be.
     let command = Repro::for_binary(binary, test, reproduction.axis, reproduction.plan.clone())
         .ok()
+        .map(|repro| Repro {
+            attempts: reproduction.attempts,
+            ..repro
+        })
         .map(|repro| format!("cargo probtest repro {}", repro.encode()));
     // A preload library, or a home directory of its own, is not something `cargo test` can
     // be given without changing cargo's own run too.
@@ -361,7 +365,9 @@ fn commands(
         Some(Cpus::One) => runner::first_cpu().map(|cpu| format!("taskset -c {cpu} ")),
         _ => Some(String::new()),
     };
+    // A stress repro runs until a failure, which one `cargo test` does not.
     let plain = (!perturbation.needs_preload()
+        && reproduction.attempts.is_none()
         && !perturbation.fresh_home
         && !perturbation.scrubbed_env
         && !perturbation.stress)
@@ -435,18 +441,37 @@ pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
             format!("cannot make the doctor's scratch directory ({error})"),
         )
     })?;
-    let ending = runner.run(&repro.plan);
+    // A stress repro (a race) runs until the first failure, up to its bound.
+    let attempts = repro.attempts.unwrap_or(1);
+    let mut made = 0;
+    let mut ending = Ending::NotRun;
+    while made < attempts {
+        made += 1;
+        ending = runner.run(&repro.plan);
+        if ending.failed() {
+            break;
+        }
+    }
     let shown = describe_run(&repro.plan);
+    let tries = if attempts > 1 {
+        format!(", run {made} of up to {attempts}")
+    } else {
+        String::new()
+    };
     let mut stdout = std::io::stdout().lock();
     match ending {
         Ending::Pass | Ending::NotRun => {
-            let _ = writeln!(stdout, "DID NOT REPRODUCE: {} passed ({shown})", repro.test);
+            let _ = writeln!(
+                stdout,
+                "DID NOT REPRODUCE: {} passed ({shown}{tries})",
+                repro.test
+            );
             Ok(1)
         }
         failure => {
             let _ = writeln!(
                 stdout,
-                "REPRODUCED: {} failed ({shown}): {}",
+                "REPRODUCED: {} failed ({shown}{tries}): {}",
                 repro.test,
                 failure.fingerprint().unwrap_or("failed")
             );

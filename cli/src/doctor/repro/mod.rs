@@ -22,8 +22,9 @@ const PREFIX: &str = "pd1:";
 /// The payload's version. Version 1 named its target as free `cargo test` arguments.
 const VERSION: u64 = 2;
 /// The payload's fields.
-const FIELDS: [&str; 9] = [
+const FIELDS: [&str; 10] = [
     "v",
+    "attempts",
     "package",
     "kind",
     "target",
@@ -35,6 +36,8 @@ const FIELDS: [&str; 9] = [
 ];
 /// The most threads a blob may ask for.
 const MOST_THREADS: usize = 1024;
+/// The most runs a stress repro may ask for.
+pub const MOST_ATTEMPTS: u64 = 100_000;
 
 /// What a repro blob says.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,6 +54,9 @@ pub struct Repro {
     pub axis: Axis,
     /// The run that makes it fail.
     pub plan: Plan,
+    /// For a stress repro (a race): the most runs of the plan to make until one fails; `None`
+    /// for one run.
+    pub attempts: Option<u64>,
 }
 
 impl Repro {
@@ -74,6 +80,7 @@ impl Repro {
             test: test.to_string(),
             axis,
             plan,
+            attempts: None,
         };
         repro.check()?;
         Ok(repro)
@@ -113,6 +120,7 @@ impl Repro {
             "tests": self.plan.tests,
             "threads": self.plan.threads,
             "perturbation": self.plan.perturbation.to_json(),
+            "attempts": self.attempts,
         });
         format!("{PREFIX}{}", base64url(payload.to_string().as_bytes()))
     }
@@ -174,7 +182,19 @@ impl Repro {
                     .ok_or(THREADS_RANGE)?,
             ),
         };
+        let attempts = match object.get("attempts") {
+            None | Some(Value::Null) => None,
+            Some(attempts) => Some(
+                attempts
+                    .as_u64()
+                    .filter(|attempts| (1..=MOST_ATTEMPTS).contains(attempts))
+                    .ok_or(format!(
+                        "the blob's `attempts` is not a whole number from 1 to {MOST_ATTEMPTS}"
+                    ))?,
+            ),
+        };
         let repro = Repro {
+            attempts,
             package: string("package")?,
             kind,
             target,

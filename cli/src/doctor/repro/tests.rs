@@ -79,6 +79,24 @@ fn assert_refused(blob: &str, error: &str) {
 }
 
 #[test]
+fn a_stress_repro_carries_its_bound_in_range() {
+    let stress = Repro {
+        attempts: Some(200),
+        ..sample()
+    };
+    assert_eq!(Repro::decode(&stress.encode()), Ok(stress.clone()));
+    for bad in [json!(0), json!(MOST_ATTEMPTS + 1), json!(-3), json!("many")] {
+        let mut changed = payload(&stress.encode());
+        changed["attempts"] = bad.clone();
+        let decoded = Repro::decode(&with(&changed));
+        assert!(
+            decoded.as_ref().is_err_and(|e| e.contains("`attempts`")),
+            "{bad}: {decoded:?}"
+        );
+    }
+}
+
+#[test]
 fn blobs_round_trip() {
     let repro = sample();
     let blob = repro.encode();
@@ -105,6 +123,7 @@ fn the_payload_has_a_closed_shape() {
             "axis": "order",
             "tests": ["a_polluter", "b_order_victim"],
             "threads": 1,
+            "attempts": null,
             "perturbation": {
                 "seed": u64::MAX,
                 "hash_only": false,
