@@ -192,7 +192,7 @@ impl Doctor<'_> {
             None => String::new(),
         };
         self.evidence.push(crate::doctor::diagnose::Evidence {
-            label: format!("provoke: {tried} entropy seeds, one run each (two if failed)"),
+            label: format!("provoke: entropy seeds 1 to {tried}, one run each (two if failed)"),
             runs: runs_made,
             failed: failures,
             note,
