@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, Once};
 
-/// The process groups of the runs under way.
-static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// The process groups of the runs under way; `None` once the doctor is ending, when no run
+/// may start.
+static GROUPS: Mutex<Option<Vec<i32>>> = Mutex::new(Some(Vec::new()));
 /// The scratch directories to remove at the end.
 static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
@@ -20,10 +21,18 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub struct Group(i32);
 
 impl Group {
-    /// Registers the group `pgid` (the run's process id: each run leads its own group).
-    pub fn register(pgid: i32) -> Group {
-        lock(&GROUPS).push(pgid);
-        Group(pgid)
+    /// Starts `command`, which must lead a process group of its own, and registers its group;
+    /// refused once the doctor is ending. Starting and registering under one lock, so that a
+    /// signal's clean-up either sees the group or stops it from starting.
+    pub fn spawn(command: &mut std::process::Command) -> std::io::Result<(std::process::Child, Group)> {
+        let mut groups = lock(&GROUPS);
+        let Some(groups) = groups.as_mut() else {
+            return Err(std::io::Error::other("the doctor is ending"));
+        };
+        let child = command.spawn()?;
+        let pgid = child.id() as i32;
+        groups.push(pgid);
+        Ok((child, Group(pgid)))
     }
 
     /// Kills every process of the group: the test process and whatever it started that kept
@@ -35,7 +44,9 @@ impl Group {
 
 impl Drop for Group {
     fn drop(&mut self) {
-        lock(&GROUPS).retain(|pgid| *pgid != self.0);
+        if let Some(groups) = lock(&GROUPS).as_mut() {
+            groups.retain(|pgid| *pgid != self.0);
+        }
     }
 }
 
@@ -82,12 +93,16 @@ impl Scratch {
         &self.dir
     }
 
-    /// A fresh directory for one run, inside the scratch directory.
+    /// A fresh directory for one run, inside the scratch directory (never made anew once the
+    /// scratch directory is gone).
     pub fn run_dir(&self) -> std::io::Result<PathBuf> {
+        if lock(&GROUPS).is_none() {
+            return Err(std::io::Error::other("the doctor is ending"));
+        }
         let dir = self
             .dir
             .join(format!("run-{}", self.next.fetch_add(1, Ordering::Relaxed)));
-        std::fs::create_dir_all(&dir)?;
+        std::fs::create_dir(&dir)?;
         Ok(dir)
     }
 }
@@ -144,12 +159,20 @@ pub fn take_signals() {
 #[cfg(not(unix))]
 pub fn take_signals() {}
 
-/// Kills every registered process group and removes every registered directory.
+/// Kills every registered process group, lets no other start, and removes every registered
+/// directory.
 fn clean_up() {
-    for pgid in lock(&GROUPS).iter() {
-        kill_group(*pgid);
+    for pgid in lock(&GROUPS).take().unwrap_or_default() {
+        kill_group(pgid);
     }
+    // A run's thread may still be writing its last file into a directory as it goes: a few
+    // tries, so that the removal wins.
     for dir in lock(&DIRS).iter() {
-        let _ = std::fs::remove_dir_all(dir);
+        for _ in 0..10 {
+            if std::fs::remove_dir_all(dir).is_ok() || !dir.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }

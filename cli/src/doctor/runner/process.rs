@@ -49,8 +49,7 @@ pub fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let started = Instant::now();
-    let mut child = command.spawn()?;
-    let group = Group::register(child.id() as i32);
+    let (mut child, group) = Group::spawn(command)?;
     let mut reader = child.stdout.take().map(Tail::new);
     let stop_at = (started + timeout).min(deadline);
     let (status, stopped) = loop {
