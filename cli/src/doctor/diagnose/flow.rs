@@ -185,7 +185,7 @@ impl Doctor<'_> {
                 if diagnosis.claim == Some("observed") {
                     return self.with_latent(diagnosis);
                 }
-                self.latent.push(diagnosis);
+                self.keep_latent(diagnosis);
             }
         }
         if self.over_budget() {
@@ -208,16 +208,28 @@ impl Doctor<'_> {
         if let Some(diagnosis) = self.races(left.mul_f64(0.8)) {
             return self.with_latent(diagnosis);
         }
+        if let Some((runs, failed)) = self.fails_alone {
+            // It fails alone after all: its own run's axes explain it, with these runs as the
+            // baseline's evidence.
+            self.progress(&format!(
+                "it failed {failed} of {runs} runs alone while the search went on: flaky by itself"
+            ));
+            self.baseline = (self.baseline.0 + runs, self.baseline.1 + failed);
+            self.reference = self.baseline;
+            return self.diagnose_flaky(controlled);
+        }
         for axis in self.provocable(controlled) {
             if self.over_budget() {
                 break;
             }
             if let Some(diagnosis) = self.provoke(axis) {
-                self.latent.push(diagnosis);
+                self.keep_latent(diagnosis);
             }
         }
         if !self.latent.is_empty() {
-            let first = self.latent.remove(0);
+            let mut first = self.latent.remove(0);
+            first.evidence = std::mem::take(&mut self.evidence);
+            first.warnings = std::mem::take(&mut self.warnings);
             return self.with_latent(first);
         }
         if self.over_budget() {
@@ -268,6 +280,14 @@ impl Doctor<'_> {
             [] => String::new(),
         };
         format!("A failure rate above {listed} would have shown with 95% confidence.")
+    }
+
+    /// Keeps a latent finding for later, and takes back the evidence and warnings it carries:
+    /// the search goes on with them.
+    fn keep_latent(&mut self, mut diagnosis: Diagnosis) {
+        self.evidence = std::mem::take(&mut diagnosis.evidence);
+        self.warnings = std::mem::take(&mut diagnosis.warnings);
+        self.latent.push(diagnosis);
     }
 
     /// `diagnosis` with the latent findings made on the way listed beneath it.

@@ -220,6 +220,9 @@ pub struct Doctor<'a> {
     latent: Vec<Diagnosis>,
     /// What the race search covered.
     searched: Option<Search>,
+    /// Runs of the victim alone, unperturbed, taken during a later stage, that failed: the
+    /// baseline missed a failure of its own runs.
+    fails_alone: Option<(u64, u64)>,
 }
 
 impl<'a> Doctor<'a> {
@@ -245,6 +248,7 @@ impl<'a> Doctor<'a> {
             reference: (0, 0),
             latent: Vec::new(),
             searched: None,
+            fails_alone: None,
         }
     }
 

@@ -104,8 +104,9 @@ impl Doctor<'_> {
                         if let Some(diagnosis) = self.verify_race(&sibling) {
                             break 'search Some(diagnosis);
                         }
-                        self.evidence
-                            .truncate(self.evidence.len().saturating_sub(2));
+                        if self.fails_alone.is_some() {
+                            return None;
+                        }
                     }
                 }
             }
@@ -125,6 +126,10 @@ impl Doctor<'_> {
     /// The search's evidence so far: the suite's runs and the pairs' runs, as two rows.
     fn record_search(&mut self, suite: &[Ending], pairs: &[Pair]) {
         let (runs, failed) = tally(suite);
+        // One pair of rows for the search, however often it is recorded on the way.
+        self.evidence.retain(|row| {
+            !row.label.starts_with("beside its ") && !row.label.starts_with("paired with each of ")
+        });
         self.searched = Some(Search {
             siblings: pairs.len(),
             suite_runs: runs,
@@ -159,26 +164,43 @@ impl Doctor<'_> {
         self.progress(&format!("failed beside {sibling}: verifying on fresh runs"));
         let pair = pair_plan(sibling, &victim, 2);
         let counter = pair_plan(sibling, &victim, 1);
+        let alone = Plan::alone(&victim, Perturbation::none());
         let (mut runs, mut failed) = (0u64, 0u64);
         let (mut counter_runs, mut counter_failed) = (0u64, 0u64);
-        let (base_runs, base_failed) = self.baseline;
+        let (mut alone_runs, mut alone_failed) = (0u64, 0u64);
+        // The control is taken now, in turns with the pair, and never from the baseline: a
+        // flake that drifts with the moment (the clock's fraction of a second, the machine's
+        // load) then falls on both alike, and earns the sibling nothing.
         let p_value = loop {
-            let (verify, against) = self
-                .runner
-                .run_interleaved((&pair, 20), (&counter, 5), true);
-            let (batch, batch_failed) = tally(&verify);
-            let (counter_batch, counter_batch_failed) = tally(&against);
-            runs += batch;
-            failed += batch_failed;
-            counter_runs += counter_batch;
-            counter_failed += counter_batch_failed;
-            let p_value = gates::fisher_greater(
-                failed,
-                runs,
-                counter_failed + base_failed,
-                counter_runs + base_runs,
-            );
-            let futile = runs >= 200 && failed == 0;
+            let mut batch = 0;
+            for turn in 0..20 {
+                if self.over_budget() {
+                    break;
+                }
+                let ending = self.runner.run(&pair);
+                if ending != Ending::NotRun {
+                    batch += 1;
+                    runs += 1;
+                    failed += u64::from(ending.failed());
+                }
+                let by_itself = turn % 2 == 1;
+                let control = self.runner.run(if by_itself { &alone } else { &counter });
+                if control != Ending::NotRun {
+                    counter_runs += 1;
+                    counter_failed += u64::from(control.failed());
+                    if by_itself {
+                        alone_runs += 1;
+                        alone_failed += u64::from(control.failed());
+                        if let Some(print) = control.fingerprint() {
+                            self.baseline_prints.insert(print.to_string());
+                        }
+                    }
+                }
+            }
+            let p_value = gates::fisher_greater(failed, runs, counter_failed, counter_runs);
+            // No race shows when the pair fails no more often than its control.
+            let futile = (runs >= 200 && failed == 0)
+                || (runs >= 60 && failed * counter_runs <= counter_failed * runs);
             if (failed >= 3 && p_value < RACE_ALPHA)
                 || futile
                 || runs >= MOST_VERIFY_RUNS
@@ -201,7 +223,7 @@ impl Doctor<'_> {
             note: format!("{} per run, ≥{}", percent(rate), percent(lower)),
         });
         self.evidence.push(Evidence {
-            label: format!("counterfactual: with {sibling}, one thread"),
+            label: format!("counterfactual: with {sibling} in one thread, and alone"),
             runs: counter_runs,
             failed: counter_failed,
             note: if counter_failed == 0 {
@@ -210,15 +232,19 @@ impl Doctor<'_> {
                 "✗ fails too".into()
             },
         });
+        if alone_failed > 0 {
+            // The victim fails by itself, unperturbed: the baseline was a lucky streak, and the
+            // failure is its own run's, for the axes of that run to explain.
+            self.fails_alone = Some((alone_runs, alone_failed));
+        }
         if failed < 3 || p_value >= RACE_ALPHA {
             self.warnings.push(format!(
-                "{victim} failed once beside {sibling} while searching, but {failed} of {runs} verifying runs beside it (against {} of {} with the two in one thread and alone; Fisher's exact test, one-sided, p = {p_value:.3}) do not show a race with it: no credit",
-                counter_failed + base_failed,
-                counter_runs + base_runs,
+                "{victim} failed once beside {sibling} while searching, but {failed} of {runs} verifying runs beside it (against {counter_failed} of {counter_runs} with the two in one thread and alone, in turns; Fisher's exact test, one-sided, p = {p_value:.3}) do not show a race with it: no credit",
             ));
             return None;
         }
         let attempts = stress_attempts(lower);
+        let (base_runs, _) = self.baseline;
         let mut reproduction = Reproduction::new(
             Axis::Parallel,
             format!("{sibling} beside it"),
@@ -227,7 +253,7 @@ impl Doctor<'_> {
         );
         reproduction.attempts = Some(attempts);
         let explanation = format!(
-            "Never failed alone ({base_runs} runs) nor with {sibling} in one thread ({counter_failed}/{counter_runs}), but fails {failed} of {runs} runs ({}, at least {} at 95% confidence) while {sibling} runs beside it on a second thread of the same process (Fisher's exact test, one-sided, p = {p_value:.2e}). The two share something (a static, an environment variable, a file, a port) without synchronization: a race{}. The repro runs the pair until it fails, up to {attempts} times: it fails within that with probability ≥ {:.0}%. Synchronize the shared state, or give each test its own; `serial_test` or a shared Mutex serializes the two.",
+            "Never failed alone ({base_runs} runs); {counter_failed} of {counter_runs} runs with {sibling} in one thread or alone, taken in turns, failed; but it fails {failed} of {runs} runs ({}, at least {} at 95% confidence) while {sibling} runs beside it on a second thread of the same process (Fisher's exact test, one-sided, p = {p_value:.2e}). The two share something (a static, an environment variable, a file, a port) without synchronization: a race{}. The repro runs the pair until it fails, up to {attempts} times: it fails within that with probability ≥ {:.0}%. Synchronize the shared state, or give each test its own; `serial_test` or a shared Mutex serializes the two.",
             percent(rate),
             percent(lower),
             if failed < runs {

@@ -24,7 +24,9 @@ impl Group {
     /// Starts `command`, which must lead a process group of its own, and registers its group;
     /// refused once the doctor is ending. Starting and registering under one lock, so that a
     /// signal's clean-up either sees the group or stops it from starting.
-    pub fn spawn(command: &mut std::process::Command) -> std::io::Result<(std::process::Child, Group)> {
+    pub fn spawn(
+        command: &mut std::process::Command,
+    ) -> std::io::Result<(std::process::Child, Group)> {
         let mut groups = lock(&GROUPS);
         let Some(groups) = groups.as_mut() else {
             return Err(std::io::Error::other("the doctor is ending"));
