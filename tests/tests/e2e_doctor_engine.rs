@@ -14,7 +14,10 @@ fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let fixture = Fixture::builder("doctor-engine")
-            .test("engine", include_str!("../fixtures/doctor_engine/engine.rs"))
+            .test(
+                "engine",
+                include_str!("../fixtures/doctor_engine/engine.rs"),
+            )
             .build();
         fixture.cargo_test(&["--no-run"]).run().assert_code(0);
         fixture
@@ -50,8 +53,10 @@ fn the_budget_bounds_a_run_under_way() {
 
 #[test]
 fn a_child_holding_stdout_open_does_not_stretch_the_runs() {
-    let (output, report, took) =
-        doctor("spawns_a_sleeper", &["--axes", "env", "--runs", "4", "--budget", "60"]);
+    let (output, report, took) = doctor(
+        "spawns_a_sleeper",
+        &["--axes", "env", "--runs", "4", "--budget", "60"],
+    );
     assert_eq!(report["verdict"], "not-flaky", "{output}\n{report:#}");
     // Each of the runs would last 30 s if the doctor waited for the sleeper's end of the pipe.
     assert!(took < Duration::from_secs(25), "took {took:?}{output}");
