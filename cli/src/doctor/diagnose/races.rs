@@ -15,11 +15,16 @@ use crate::doctor::gates;
 use crate::doctor::runner::Plan;
 
 /// The rate per paired run that the search is sized to see: with this many runs of a pair
-/// without a failure, a race failing 3% of that pair's runs would have shown with 95%
-/// confidence.
-const PAIR_RATE: f64 = 0.03;
-/// The most verifying runs of one pair.
-const MOST_VERIFY_RUNS: u64 = 800;
+/// without a failure, a race failing 1% of that pair's runs would have shown with 95%
+/// confidence. Real races between siblings fail 0.5-25% of paired runs.
+const PAIR_RATE: f64 = 0.01;
+/// The fewest and the most verifying runs of one pair; in between, sized from the rate the
+/// search saw it fail at, so that a real race at that rate fails about eight times.
+const FEWEST_VERIFY_RUNS: u64 = 100;
+const MOST_VERIFY_RUNS: u64 = 6_000;
+/// Runs per round of a sibling in the victim's own module, which shares its statics and
+/// helpers and so is likelier to race it, against one for any other.
+const SAME_MODULE_RUNS: usize = 3;
 /// The significance a pair's race must reach: stricter than the other gates', as the search
 /// may verify several candidates.
 const RACE_ALPHA: f64 = 0.01;
@@ -85,7 +90,19 @@ impl Doctor<'_> {
                     suite.push(ending);
                 }
             }
-            for index in 0..pairs.len() {
+            let turns = pairs
+                .iter()
+                .enumerate()
+                .flat_map(|(index, pair)| {
+                    let runs = if same_module(&pair.sibling, &victim) {
+                        SAME_MODULE_RUNS
+                    } else {
+                        1
+                    };
+                    std::iter::repeat_n(index, runs)
+                })
+                .collect::<Vec<usize>>();
+            for index in turns {
                 if Instant::now() >= stop_at || self.over_budget() {
                     break;
                 }
@@ -100,8 +117,9 @@ impl Doctor<'_> {
                     if !pairs[index].verified {
                         pairs[index].verified = true;
                         let sibling = pairs[index].sibling.clone();
+                        let seen = pairs[index].failed as f64 / pairs[index].runs as f64;
                         self.record_search(&suite, &pairs);
-                        if let Some(diagnosis) = self.verify_race(&sibling) {
+                        if let Some(diagnosis) = self.verify_race(&sibling, seen) {
                             break 'search Some(diagnosis);
                         }
                         if self.fails_alone.is_some() {
@@ -159,7 +177,7 @@ impl Doctor<'_> {
     /// Fresh runs of the victim beside `sibling` on two threads, against the same pair in one
     /// thread, until the race is significant or clearly absent: the diagnosis, or `None` with
     /// a warning that names no one.
-    fn verify_race(&mut self, sibling: &str) -> Option<Diagnosis> {
+    fn verify_race(&mut self, sibling: &str, seen: f64) -> Option<Diagnosis> {
         let victim = self.victim().to_string();
         self.progress(&format!("failed beside {sibling}: verifying on fresh runs"));
         let pair = pair_plan(sibling, &victim, 2);
@@ -168,6 +186,8 @@ impl Doctor<'_> {
         let (mut runs, mut failed) = (0u64, 0u64);
         let (mut counter_runs, mut counter_failed) = (0u64, 0u64);
         let (mut alone_runs, mut alone_failed) = (0u64, 0u64);
+        let bound =
+            ((8.0 / seen.max(1e-6)).ceil() as u64).clamp(FEWEST_VERIFY_RUNS, MOST_VERIFY_RUNS);
         // The control is taken now, in turns with the pair, and never from the baseline: a
         // flake that drifts with the moment (the clock's fraction of a second, the machine's
         // load) then falls on both alike, and earns the sibling nothing.
@@ -198,12 +218,11 @@ impl Doctor<'_> {
                 }
             }
             let p_value = gates::fisher_greater(failed, runs, counter_failed, counter_runs);
-            // No race shows when the pair fails no more often than its control.
-            let futile = (runs >= 200 && failed == 0)
-                || (runs >= 60 && failed * counter_runs <= counter_failed * runs);
+            // No race shows when the controls fail as often as the pair does.
+            let futile = counter_failed >= 3 && failed * counter_runs <= counter_failed * runs;
             if (failed >= 3 && p_value < RACE_ALPHA)
                 || futile
-                || runs >= MOST_VERIFY_RUNS
+                || runs >= bound
                 || batch == 0
                 || self.over_budget()
             {
@@ -301,6 +320,12 @@ impl Doctor<'_> {
     }
 }
 
+/// Whether `sibling` is in `victim`'s module (`config::tests::a` beside `config::tests::b`).
+fn same_module(sibling: &str, victim: &str) -> bool {
+    let module = |name: &str| name.rsplit_once("::").map(|(module, _)| module.to_string());
+    module(sibling) == module(victim)
+}
+
 /// The victim and `sibling` on `threads` threads (libtest starts them in name order).
 fn pair_plan(sibling: &str, victim: &str, threads: usize) -> Plan {
     let mut tests = vec![sibling.to_string(), victim.to_string()];
@@ -339,6 +364,13 @@ mod tests {
         assert!(1.0 - 0.95f64.powi(90) >= 0.99 && 1.0 - 0.95f64.powi(89) < 0.99);
         assert_eq!(stress_attempts(0.0), 1);
         assert_eq!(stress_attempts(1e-9), MOST_STRESS_RUNS);
+    }
+
+    #[test]
+    fn siblings_in_the_victims_module_are_told_apart() {
+        assert!(same_module("config::tests::a", "config::tests::b"));
+        assert!(!same_module("scan::tests::a", "config::tests::b"));
+        assert!(same_module("a", "b"));
     }
 
     #[test]
