@@ -38,6 +38,7 @@ fn fixture() -> &'static Fixture {
             .test("ticks", include_str!("../fixtures/doctor/ticks.rs"))
             .test("random", include_str!("../fixtures/doctor/random.rs"))
             .test("network", include_str!("../fixtures/doctor/network.rs"))
+            .test("two_ways", include_str!("../fixtures/doctor/two_ways.rs"))
             .dev_dep("rand = \"0.9\"")
             .dev_dep("libc = \"0.2\"")
             .build();
@@ -248,6 +249,30 @@ fn hash_order_dependence_is_diagnosed_as_entropy() {
     let diagnosis = doctor("hash_order_victim", "entropy", 10, &[]);
     assert_flaky(&diagnosis, "hash_order_victim", "flaky-entropy", None);
     assert_explains(&diagnosis, "hash iteration order alone explains it");
+}
+
+#[test]
+fn a_test_that_fails_two_ways_gets_an_attribution_for_each() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("pinning a test's entropy", why);
+        return;
+    }
+    let diagnosis = doctor("two_ways_victim", "two_ways", 20, &[]);
+    assert_flaky(&diagnosis, "two_ways_victim", "flaky-entropy", None);
+    let report = &diagnosis.report;
+    let signatures = report["signatures"].as_array().expect("signatures");
+    assert_eq!(signatures.len(), 2, "{report:#}");
+    for signature in signatures {
+        let cause = signature["cause"].as_str().unwrap_or_default();
+        assert!(cause.starts_with("entropy: entropy seed "), "{report:#}");
+        assert!(signature["seen"].as_u64() > Some(0), "{report:#}");
+    }
+    assert_ne!(signatures[0]["cause"], signatures[1]["cause"], "{report:#}");
+    assert!(
+        diagnosis.output.stdout.contains("FAILS 2 WAYS"),
+        "{}",
+        diagnosis.output
+    );
 }
 
 #[test]

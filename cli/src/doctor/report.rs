@@ -69,6 +69,23 @@ impl Report<'_> {
                 row.runs, row.failed
             ));
         }
+        if !diagnosis.signatures.is_empty() {
+            out.push_str(&format!(
+                "\n FAILS {} WAYS (unperturbed runs, by fingerprint)\n",
+                diagnosis.signatures.len()
+            ));
+            for signature in &diagnosis.signatures {
+                let line = format!(
+                    "{}× {} ← {}",
+                    signature.seen,
+                    signature.fingerprint,
+                    signature.cause.as_deref().unwrap_or("not attributed")
+                );
+                for line in wrap(&line, WIDTH - 3) {
+                    out.push_str(&format!("   {line}\n"));
+                }
+            }
+        }
         if !diagnosis.also_found.is_empty() {
             out.push_str("\n ALSO FOUND (latent: provoked, not the failure seen)\n");
             for latent in &diagnosis.also_found {
@@ -132,6 +149,11 @@ impl Report<'_> {
                 "lower_bound": reproduction.lower_bound,
                 "attempts": reproduction.attempts,
             })),
+            "signatures": diagnosis.signatures.iter().map(|signature| json!({
+                "fingerprint": signature.fingerprint,
+                "seen": signature.seen,
+                "cause": signature.cause,
+            })).collect::<Vec<_>>(),
             "also_found": diagnosis.also_found.iter().map(|latent| json!({
                 "verdict": latent.verdict,
                 "headline": latent.headline,

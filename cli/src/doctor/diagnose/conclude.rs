@@ -139,6 +139,7 @@ impl Doctor<'_> {
             baseline: self.baseline,
             p_value: None,
             also_found: Vec::new(),
+            signatures: Vec::new(),
         }
     }
 }

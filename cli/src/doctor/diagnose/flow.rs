@@ -63,6 +63,9 @@ impl Doctor<'_> {
         }
         self.reference = self.baseline;
         self.baseline_prints.extend(fingerprints(&base));
+        for print in base.iter().filter_map(Ending::fingerprint) {
+            *self.seen_prints.entry(print.to_string()).or_default() += 1;
+        }
         let (base_runs, base_failed) = self.baseline;
         self.progress(&format!("baseline {base_runs} runs ({base_failed} failed)"));
 
@@ -111,7 +114,7 @@ impl Doctor<'_> {
 
     /// The axes the control sweep pins: of those asked for, the ones this machine and binary
     /// can pin (the clock and entropy need the preload library, scheduling more than one CPU).
-    fn controlled_axes(&self) -> Vec<Axis> {
+    pub(super) fn controlled_axes(&self) -> Vec<Axis> {
         self.settings
             .axes
             .iter()
@@ -183,7 +186,11 @@ impl Doctor<'_> {
             }
             if let Some(diagnosis) = self.provoke(axis) {
                 if diagnosis.claim == Some("observed") {
-                    return self.with_latent(diagnosis);
+                    let mut diagnosis = self.with_latent(diagnosis);
+                    let signatures = self.attribute_signatures(&diagnosis);
+                    diagnosis.evidence.append(&mut self.evidence);
+                    diagnosis.signatures = signatures;
+                    return diagnosis;
                 }
                 self.keep_latent(diagnosis);
             }
@@ -308,7 +315,7 @@ impl Doctor<'_> {
 
     /// The axes provoked by values of the victim's own run: the controlled axes given (in their
     /// order), then the network, `fs` and `env` when they are asked for and can be varied.
-    fn provocable(&self, controlled: &[Axis]) -> Vec<Axis> {
+    pub(super) fn provocable(&self, controlled: &[Axis]) -> Vec<Axis> {
         let mut axes = controlled.to_vec();
         for axis in [Axis::Network, Axis::Fs, Axis::Env] {
             if self.settings.axes.contains(&axis) && self.can_vary(axis) {

@@ -20,6 +20,7 @@ mod flow;
 mod provoke;
 mod races;
 mod siblings;
+mod signatures;
 
 /// One line of the evidence table.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +46,8 @@ pub struct Reproduction {
     /// For a stress repro (a race, which fails some runs): the most runs of the plan to make
     /// until one fails.
     pub attempts: Option<u64>,
+    /// How the verifying runs failed.
+    pub fingerprints: BTreeSet<String>,
 }
 
 impl Reproduction {
@@ -58,6 +61,7 @@ impl Reproduction {
             failed,
             lower_bound: gates::repro_lower_bound(failed, runs),
             attempts: None,
+            fingerprints: BTreeSet::new(),
         }
     }
 }
@@ -82,6 +86,18 @@ pub struct Diagnosis {
     /// Latent findings made on the way: bugs the doctor provoked that are not the failure
     /// seen.
     pub also_found: Vec<Latent>,
+    /// The ways the test failed unperturbed, when there were several, each with its cause.
+    pub signatures: Vec<Signature>,
+}
+
+/// One way a test failed unperturbed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Signature {
+    pub fingerprint: String,
+    /// Unperturbed runs that failed this way.
+    pub seen: u64,
+    /// What makes it fail this way (`entropy: entropy seed 12`), if anything found does.
+    pub cause: Option<String>,
 }
 
 /// A latent finding listed beneath a diagnosis.
@@ -116,6 +132,7 @@ impl Diagnosis {
             baseline: (0, 0),
             p_value: None,
             also_found: Vec::new(),
+            signatures: Vec::new(),
         }
     }
 
@@ -223,6 +240,8 @@ pub struct Doctor<'a> {
     /// Runs of the victim alone, unperturbed, taken during a later stage, that failed: the
     /// baseline missed a failure of its own runs.
     fails_alone: Option<(u64, u64)>,
+    /// How the doctor's unperturbed runs alone failed, with how often.
+    seen_prints: std::collections::BTreeMap<String, u64>,
 }
 
 impl<'a> Doctor<'a> {
@@ -249,6 +268,7 @@ impl<'a> Doctor<'a> {
             latent: Vec::new(),
             searched: None,
             fails_alone: None,
+            seen_prints: std::collections::BTreeMap::new(),
         }
     }
 
@@ -342,6 +362,7 @@ mod tests {
             baseline: (10, 0),
             p_value: None,
             also_found: Vec::new(),
+            signatures: Vec::new(),
         };
         for made in [
             "flaky-entropy",

@@ -129,7 +129,8 @@ impl Doctor<'_> {
             });
         }
         let value = axes::describe(&provocation.perturbation);
-        let reproduction = Reproduction::new(axis, value, plan, (verify_runs, verify_failed));
+        let mut reproduction = Reproduction::new(axis, value, plan, (verify_runs, verify_failed));
+        reproduction.fingerprints = fingerprints(&verify);
         let mut diagnosis = self.conclude(
             verdict,
             Some(if observed { "observed" } else { "latent" }),
@@ -163,8 +164,10 @@ impl Doctor<'_> {
         let (mut tried, mut runs_made, mut failures) = (0u64, 0u64, 0u64);
         let mut winner = None;
         let mut passed = None;
+        // On past a failing seed to a passing one: the counterfactual must be a value of the
+        // axis that passes, and the control's seed may be a failing one.
         for provocation in axes::seed_provocations(count) {
-            if self.over_budget() || winner.is_some() {
+            if self.over_budget() || (winner.is_some() && passed.is_some()) {
                 break;
             }
             tried += 1;
@@ -179,6 +182,9 @@ impl Doctor<'_> {
                 continue;
             }
             failures += 1;
+            if winner.is_some() {
+                continue;
+            }
             let second = self.runner.run(&plan);
             runs_made += 1;
             if second.failed() && second != Ending::Hang {
