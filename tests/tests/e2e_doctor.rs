@@ -39,6 +39,7 @@ fn fixture() -> &'static Fixture {
             .test("random", include_str!("../fixtures/doctor/random.rs"))
             .test("network", include_str!("../fixtures/doctor/network.rs"))
             .test("two_ways", include_str!("../fixtures/doctor/two_ways.rs"))
+            .test("brittle", include_str!("../fixtures/doctor/brittle.rs"))
             .dev_dep("rand = \"0.9\"")
             .dev_dep("libc = \"0.2\"")
             .build();
@@ -249,6 +250,24 @@ fn hash_order_dependence_is_diagnosed_as_entropy() {
     let diagnosis = doctor("hash_order_victim", "entropy", 10, &[]);
     assert_flaky(&diagnosis, "hash_order_victim", "flaky-entropy", None);
     assert_explains(&diagnosis, "hash iteration order alone explains it");
+}
+
+#[test]
+fn a_brittle_test_is_diagnosed_as_order_naming_the_state_setter() {
+    let diagnosis = doctor("c_brittle_victim", "brittle", 10, &[]);
+    let report = &diagnosis.report;
+    diagnosis.output.assert_code(0);
+    assert_eq!(report["verdict"], "flaky-order", "{report:#}");
+    assert_eq!(report["culprit"], "b_sets_the_flags", "{report:#}");
+    assert!(
+        report["headline"]
+            .as_str()
+            .is_some_and(|headline| headline.contains("brittle")),
+        "{report:#}"
+    );
+    // The repro is the test alone, which fails every time.
+    let command = report["repro"]["command"].as_str().expect("a repro");
+    run_repro(command).assert_code(101);
 }
 
 #[test]

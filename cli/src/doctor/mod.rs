@@ -370,6 +370,7 @@ fn commands(
         && reproduction.attempts.is_none()
         && !perturbation.fresh_home
         && !perturbation.scrubbed_env
+        && !perturbation.xdg_dirs
         && !perturbation.stress)
         .then_some(pin)
         .flatten()

@@ -40,6 +40,9 @@ pub fn describe(perturbation: &Perturbation) -> String {
     if perturbation.scrubbed_env {
         parts.push("a scrubbed environment".to_string());
     }
+    if perturbation.xdg_dirs {
+        parts.push("the XDG base directories set".to_string());
+    }
     if let Some(tz) = &perturbation.tz {
         parts.push(format!("TZ={tz}"));
     }

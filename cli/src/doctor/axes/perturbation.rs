@@ -59,6 +59,9 @@ pub struct Perturbation {
     pub fresh_home: bool,
     /// The environment scrubbed to what a test needs to start (see [`KEPT_VARIABLES`]).
     pub scrubbed_env: bool,
+    /// The XDG base directories set to their defaults under `HOME`, as many desktops set them
+    /// and a CI runner does not (or the other way round).
+    pub xdg_dirs: bool,
     /// The time zone (`TZ`): where the local time of a pinned clock is.
     pub tz: Option<String>,
 }
@@ -126,6 +129,7 @@ impl Perturbation {
             "stress": self.stress,
             "fresh_home": self.fresh_home,
             "scrubbed_env": self.scrubbed_env,
+            "xdg_dirs": self.xdg_dirs,
             "tz": self.tz,
         })
     }
@@ -136,7 +140,7 @@ impl Perturbation {
         let object = value
             .as_object()
             .ok_or("the perturbation is not an object")?;
-        const FIELDS: [&str; 10] = [
+        const FIELDS: [&str; 11] = [
             "seed",
             "hash_only",
             "clock",
@@ -146,6 +150,7 @@ impl Perturbation {
             "stress",
             "fresh_home",
             "scrubbed_env",
+            "xdg_dirs",
             "tz",
         ];
         if let Some(key) = object.keys().find(|key| !FIELDS.contains(&key.as_str())) {
@@ -206,6 +211,7 @@ impl Perturbation {
             stress: flag("stress")?,
             fresh_home: flag("fresh_home")?,
             scrubbed_env: flag("scrubbed_env")?,
+            xdg_dirs: flag("xdg_dirs")?,
             tz,
         };
         perturbation.check()?;
@@ -341,6 +347,7 @@ mod tests {
             stress: true,
             fresh_home: true,
             scrubbed_env: true,
+            xdg_dirs: true,
             tz: Some("UTC".into()),
         };
         assert_eq!(

@@ -125,13 +125,22 @@ pub fn provocations(axis: Axis) -> Vec<Provocation> {
                 ..Perturbation::default()
             },
         }],
-        Axis::Env => vec![Provocation {
-            label: "a scrubbed environment".into(),
-            perturbation: Perturbation {
-                scrubbed_env: true,
-                ..Perturbation::default()
+        Axis::Env => vec![
+            Provocation {
+                label: "a scrubbed environment".into(),
+                perturbation: Perturbation {
+                    scrubbed_env: true,
+                    ..Perturbation::default()
+                },
             },
-        }],
+            Provocation {
+                label: "the XDG base directories set to their defaults".into(),
+                perturbation: Perturbation {
+                    xdg_dirs: true,
+                    ..Perturbation::default()
+                },
+            },
+        ],
         Axis::Order | Axis::Parallel => Vec::new(),
     }
 }

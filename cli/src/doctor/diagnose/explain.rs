@@ -121,7 +121,14 @@ pub(super) fn verdict(found: &Found) -> (&'static str, String, String) {
             "flaky-fs",
             "depends on files in the user's home directory".into(),
             format!(
-                "{opening} a fresh, empty HOME (and XDG directories) and passes with the user's own. The test reads something from the home directory (configuration, credentials, a cache, leftovers of an earlier run) that a clean machine, a CI runner or another developer does not have."
+                "{opening} a fresh, empty HOME and passes with the user's own. The test reads something from the home directory (configuration, credentials, a cache, leftovers of an earlier run) that a clean machine, a CI runner or another developer does not have."
+            ),
+        ),
+        Axis::Env if found.perturbation.xdg_dirs => (
+            "flaky-env",
+            "depends on the XDG variables of the environment it inherits".into(),
+            format!(
+                "{opening} XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME and XDG_STATE_HOME set to their defaults under HOME, and passes with them as they were. Many desktops set them and CI runners do not (or the other way round): the test assumes one of the two. Make it set, or clear, what it reads."
             ),
         ),
         Axis::Env | Axis::Order | Axis::Parallel => (

@@ -82,6 +82,9 @@ impl Doctor<'_> {
             // every run of a machine with many cores: only a test that also fails under full
             // control fails deterministically.
             if controlled.is_empty() {
+                if let Some(diagnosis) = self.state_setter() {
+                    return diagnosis;
+                }
                 return self.deterministic(false);
             }
             // Two pinned values: one value of an axis can be a failing one (a seed whose hash
@@ -100,6 +103,9 @@ impl Doctor<'_> {
                 "",
             );
             if first.iter().chain(&second).all(Ending::failed) {
+                if let Some(diagnosis) = self.state_setter() {
+                    return diagnosis;
+                }
                 return self.deterministic(true);
             }
             let pinned: Vec<Ending> = first.into_iter().chain(second).collect();

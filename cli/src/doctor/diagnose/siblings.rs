@@ -47,6 +47,89 @@ impl Doctor<'_> {
         self.bisect(before, check_runs)
     }
 
+    /// A test that fails every run alone but passes in its suite (a brittle test): the test
+    /// before it whose run leaves the state it needs (the state-setter), found by halving,
+    /// verified.
+    pub(super) fn state_setter(&mut self) -> Option<Diagnosis> {
+        let victim = self.victim().to_string();
+        let before: Vec<String> = self
+            .tests
+            .iter()
+            .take_while(|test| **test != victim)
+            .cloned()
+            .collect();
+        if !self.settings.axes.contains(&Axis::Order) || before.is_empty() || self.over_budget() {
+            return None;
+        }
+        let label = format!("after the {} tests before it, one thread", before.len());
+        let endings = self.sample(&label, &self.with(&before), 2, "");
+        if endings.iter().any(|ending| *ending != Ending::Pass) {
+            return None;
+        }
+        self.progress("fails alone but passes after the tests before it: halving them");
+        let setter = match halve(before, |half| {
+            !self.over_budget() && self.passes_with(half, 2)
+        }) {
+            Halved::One(setter) => setter,
+            Halved::Together(set) => {
+                self.warnings.push(format!(
+                    "no single test among {} makes it pass alone; together they do: {}",
+                    set.len(),
+                    set.join(", ")
+                ));
+                return None;
+            }
+        };
+        let plan = self.with(std::slice::from_ref(&setter));
+        let alone = Plan::alone(&victim, Perturbation::none());
+        let (verify, counter) = self.verify_and_counter(
+            (&format!("VERIFY: after {setter}, passes"), &plan),
+            ("counterfactual: alone, fails", &alone),
+        );
+        let (runs, failed) = tally(&verify);
+        let (counter_runs, counter_failed) = tally(&counter);
+        // The verification's note reads the other way round: passing is the point here.
+        let at = self.evidence.len() - 2;
+        self.evidence[at].note = if failed == 0 {
+            "✓ passes every run".into()
+        } else {
+            format!("✗ fails {failed}/{runs}")
+        };
+        self.evidence[at + 1].note = if counter_failed == counter_runs {
+            "✓ fails every run".into()
+        } else {
+            format!("✗ passes {}/{counter_runs}", counter_runs - counter_failed)
+        };
+        if failed > 0 || counter_failed < counter_runs {
+            return None;
+        }
+        let reproduction = Reproduction::new(
+            Axis::Order,
+            "alone, without it".into(),
+            alone,
+            (counter_runs, counter_failed),
+        );
+        let explanation = format!(
+            "Fails every run alone ({} runs), but passes after {setter} in the same process (--test-threads=1, in libtest's name order): {runs}/{runs} passed that way. {setter} leaves behind state (an environment variable, a static, a file) that {victim} depends on and never sets up itself: a brittle test. It fails whenever the suite runs in another order, is filtered, or runs on several threads. Have it set up what it needs.",
+            self.baseline.0
+        );
+        let diagnosis = self.conclude(
+            "flaky-order",
+            Some("observed"),
+            "test-order dependent: passes only after another test (brittle)".into(),
+            explanation,
+            Some(reproduction),
+            Some(setter),
+        );
+        Some(diagnosis)
+    }
+
+    /// Whether the victim passes after `set` in every one of `runs` runs.
+    fn passes_with(&mut self, set: &[String], runs: usize) -> bool {
+        let plan = self.with(set);
+        (0..runs).all(|_| self.runner.run(&plan) == Ending::Pass)
+    }
+
     /// The plan of the victim after `set` in one thread.
     fn with(&self, set: &[String]) -> Plan {
         let mut tests = set.to_vec();

@@ -134,6 +134,7 @@ fn the_payload_has_a_closed_shape() {
                 "stress": false,
                 "fresh_home": false,
                 "scrubbed_env": false,
+                "xdg_dirs": false,
                 "tz": "UTC",
             },
         })

@@ -26,6 +26,14 @@ pub use cleanup::{take_signals, Scratch};
 pub use stress::first_cpu;
 use stress::{pin_to_one_cpu, Placement, Stress};
 
+/// The XDG base directories and their defaults under `HOME`.
+const XDG_DIRS: [(&str, &str); 4] = [
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("XDG_CACHE_HOME", ".cache"),
+    ("XDG_STATE_HOME", ".local/state"),
+];
+
 /// Whether `binary` takes libtest's `--logfile` (deprecated, and so perhaps gone one day): tried
 /// once on its list, which runs no test.
 fn writes_logs(binary: &TestBinary, scratch: &Scratch) -> bool {
@@ -293,12 +301,22 @@ impl Runner {
         if plan.perturbation.fresh_home {
             let home = dir.join("home");
             if std::fs::create_dir_all(&home).is_ok() {
-                command
-                    .env("HOME", &home)
-                    .env("XDG_CONFIG_HOME", home.join(".config"))
-                    .env("XDG_DATA_HOME", home.join(".local/share"))
-                    .env("XDG_CACHE_HOME", home.join(".cache"))
-                    .env("XDG_STATE_HOME", home.join(".local/state"));
+                command.env("HOME", &home);
+                // XDG directories the user's environment sets would still lead to the user's
+                // files: they move into the fresh home. Unset ones stay unset.
+                for (name, under) in XDG_DIRS {
+                    if std::env::var_os(name).is_some() {
+                        command.env(name, home.join(under));
+                    }
+                }
+            }
+        }
+        if plan.perturbation.xdg_dirs {
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            for (name, under) in XDG_DIRS {
+                if let Some(home) = &home {
+                    command.env(name, home.join(under));
+                }
             }
         }
         command
