@@ -220,8 +220,9 @@ impl Doctor<'_> {
             let p_value = gates::fisher_greater(failed, runs, counter_failed, counter_runs);
             // No race shows when the controls fail as often as the pair does.
             let futile = counter_failed >= 3 && failed * counter_runs <= counter_failed * runs;
-            // Past its bound, a pair goes on only while the evidence leans towards a race.
-            let spent = runs >= bound && (p_value >= 0.1 || runs >= MOST_VERIFY_RUNS);
+            // Past its bound, a pair goes on while it has failed more often than its controls,
+            // as long as the budget lasts: a race at 0.5% per run needs thousands of runs.
+            let spent = runs >= bound && (failed <= counter_failed || runs >= MOST_VERIFY_RUNS);
             if (failed >= 3 && p_value < RACE_ALPHA)
                 || futile
                 || spent
