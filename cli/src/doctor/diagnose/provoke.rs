@@ -194,11 +194,11 @@ impl Doctor<'_> {
             }
         }
         let note = match &winner {
-            Some((provocation, _)) => format!("{} failed 2/2", provocation.label),
+            Some((provocation, _)) => format!("{} failed twice", provocation.label),
             None => String::new(),
         };
         self.evidence.push(crate::doctor::diagnose::Evidence {
-            label: format!("provoke: entropy seeds 1 to {tried}, one run each (two if failed)"),
+            label: format!("provoke: entropy seeds 1 to {tried}, a run each"),
             runs: runs_made,
             failed: failures,
             note,
