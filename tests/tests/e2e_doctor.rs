@@ -40,6 +40,17 @@ fn fixture() -> &'static Fixture {
             .test("network", include_str!("../fixtures/doctor/network.rs"))
             .test("two_ways", include_str!("../fixtures/doctor/two_ways.rs"))
             .test("brittle", include_str!("../fixtures/doctor/brittle.rs"))
+            .test(
+                "race_counter",
+                include_str!("../fixtures/doctor/race_counter.rs"),
+            )
+            .test("race_env", include_str!("../fixtures/doctor/race_env.rs"))
+            .test(
+                "race_global",
+                include_str!("../fixtures/doctor/race_global.rs"),
+            )
+            .test("zone", include_str!("../fixtures/doctor/zone.rs"))
+            .test("printing", include_str!("../fixtures/doctor/printing.rs"))
             .dev_dep("rand = \"0.9\"")
             .dev_dep("libc = \"0.2\"")
             .build();
@@ -250,6 +261,104 @@ fn hash_order_dependence_is_diagnosed_as_entropy() {
     let diagnosis = doctor("hash_order_victim", "entropy", 10, &[]);
     assert_flaky(&diagnosis, "hash_order_victim", "flaky-entropy", None);
     assert_explains(&diagnosis, "hash iteration order alone explains it");
+}
+
+/// A race between sibling tests that fails a few suite runs in a hundred and never alone: the
+/// doctor, with the machine to itself (a busy machine hides such races), names the sibling, and
+/// its stress repro fails.
+#[track_caller]
+fn assert_rare_race(victim: &str, target: &str, culprit: &str) {
+    let diagnosis = doctor_alone(victim, target, 10, &[]);
+    let report = &diagnosis.report;
+    let context = format!("{}\n{report:#}", diagnosis.output);
+    diagnosis.output.assert_code(0);
+    assert_eq!(report["verdict"], "flaky-parallel", "{context}");
+    assert_eq!(report["culprit"], culprit, "{context}");
+    assert_eq!(report["claim"], "observed", "{context}");
+    // Never alone: the baseline passed, and the pair's rate is stated with its bound.
+    assert_eq!(report["evidence"][0]["failed"], 0, "{context}");
+    let attempts = report["repro"]["attempts"]
+        .as_u64()
+        .expect("a stress repro");
+    assert!(attempts >= 2, "{context}");
+    assert!(
+        report["repro"]["lower_bound"].as_f64() > Some(0.0),
+        "{context}"
+    );
+    assert!(
+        report["explanation"]
+            .as_str()
+            .is_some_and(|text| text.contains("with probability ≥ 99%")),
+        "{context}"
+    );
+    let command = report["repro"]["command"].as_str().expect("a repro");
+    let _alone = MACHINE.write().unwrap_or_else(|poison| poison.into_inner());
+    run_repro(command).assert_code(101);
+}
+
+#[test]
+fn a_rare_race_on_a_static_counter_names_the_sibling() {
+    assert_rare_race("frame_report_victim", "race_counter", "event_loop_racer");
+}
+
+#[test]
+fn a_rare_race_on_an_environment_variable_names_the_sibling() {
+    assert_rare_race(
+        "override_beats_file_victim",
+        "race_env",
+        "clean_env_cases_racer",
+    );
+}
+
+#[test]
+fn a_rare_race_on_a_global_localizer_names_the_sibling() {
+    assert_rare_race(
+        "summary_in_default_language_victim",
+        "race_global",
+        "every_language_racer",
+    );
+}
+
+#[test]
+fn utc_and_local_dates_mixed_are_diagnosed_as_the_zone() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("pinning a test's wall clock", why);
+        return;
+    }
+    let diagnosis = doctor("issued_today_victim", "zone", 10, &["--axes", "time"]);
+    let report = &diagnosis.report;
+    assert_flaky(&diagnosis, "issued_today_victim", "flaky-time", None);
+    assert!(
+        report["explanation"]
+            .as_str()
+            .is_some_and(|text| text.contains("the zone is what matters")),
+        "{report:#}"
+    );
+    let value = report["repro"]["value"].as_str().unwrap_or_default();
+    assert!(
+        value.contains("TZ=Pacific/Kiritimati") || value.contains("TZ=Pacific/Pago_Pago"),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn a_child_printing_a_status_line_does_not_turn_hash_order_into_a_race() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("pinning a test's entropy", why);
+        return;
+    }
+    let diagnosis = doctor("echoing_hash_order_victim", "printing", 10, &[]);
+    assert_flaky(
+        &diagnosis,
+        "echoing_hash_order_victim",
+        "flaky-entropy",
+        None,
+    );
+    assert!(
+        diagnosis.report["culprit"].is_null(),
+        "{:#}",
+        diagnosis.report
+    );
 }
 
 #[test]
