@@ -51,6 +51,7 @@ fn fixture() -> &'static Fixture {
             )
             .test("zone", include_str!("../fixtures/doctor/zone.rs"))
             .test("printing", include_str!("../fixtures/doctor/printing.rs"))
+            .test("xdg", include_str!("../fixtures/doctor/xdg.rs"))
             .dev_dep("rand = \"0.9\"")
             .dev_dep("libc = \"0.2\"")
             .build();
@@ -356,6 +357,19 @@ fn a_child_printing_a_status_line_does_not_turn_hash_order_into_a_race() {
     );
     assert!(
         diagnosis.report["culprit"].is_null(),
+        "{:#}",
+        diagnosis.report
+    );
+}
+
+#[test]
+fn a_test_that_breaks_where_xdg_variables_are_set_is_diagnosed_as_env() {
+    let diagnosis = doctor("config_home_victim", "xdg", 10, &["--axes", "fs,env"]);
+    assert_flaky(&diagnosis, "config_home_victim", "flaky-env", None);
+    assert!(
+        diagnosis.report["headline"]
+            .as_str()
+            .is_some_and(|headline| headline.contains("XDG")),
         "{:#}",
         diagnosis.report
     );

@@ -131,7 +131,7 @@ fn junit_validates_against_the_junit_schema_ci_systems_use() {
     );
     assert!(xml.contains("answered &lt;chatty&gt; &amp; wrong"), "{xml}");
     assert!(
-        xml.contains("why: cargo probtest doctor triage::chatty"),
+        xml.contains("why: cargo probtest doctor -p pt-export triage::chatty"),
         "{xml}"
     );
     assert!(

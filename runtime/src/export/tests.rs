@@ -142,7 +142,7 @@ fn the_doctor_command_is_the_one_the_summary_names() {
         .and_then(doctor_command);
     assert_eq!(
         quoted.as_deref(),
-        Some("cargo probtest doctor 'triage::refund please-chatty'")
+        Some("cargo probtest doctor -p fixture 'triage::refund please-chatty'")
     );
     let clean = report.rows.iter().find(|row| row.status == Status::Pass);
     assert_eq!(clean.and_then(doctor_command), None);

@@ -49,7 +49,7 @@ fn failing_runs_are_listed_with_the_doctor_command_for_a_flaky_case() {
     assert!(body.contains("<summary>3 failed</summary>"), "{body}");
     // The template escapes the quotes; a browser shows them as typed.
     assert!(
-        body.contains("cargo probtest doctor &#39;triage::refund please-chatty&#39;"),
+        body.contains("cargo probtest doctor -p fixture &#39;triage::refund please-chatty&#39;"),
         "{body}"
     );
     assert_eq!(body.matches("<li value=").count(), 3, "{body}");
