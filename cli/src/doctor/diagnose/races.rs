@@ -79,7 +79,8 @@ impl Doctor<'_> {
         let mut suite: Vec<Ending> = Vec::new();
         let mut round = 0u64;
         let found = 'search: loop {
-            let done = pairs.iter().all(|pair| pair.runs >= target) && suite.len() as u64 >= target;
+            // The suite's runs are a side sample: the pairs decide when the search has looked.
+            let done = pairs.iter().all(|pair| pair.runs >= target);
             if done || self.over_budget() || Instant::now() >= stop_at {
                 break None;
             }
@@ -117,9 +118,9 @@ impl Doctor<'_> {
                     if !pairs[index].verified {
                         pairs[index].verified = true;
                         let sibling = pairs[index].sibling.clone();
-                        let seen = pairs[index].failed as f64 / pairs[index].runs as f64;
+                        let seen = (pairs[index].runs, pairs[index].failed);
                         self.record_search(&suite, &pairs);
-                        if let Some(diagnosis) = self.verify_race(&sibling, seen) {
+                        if let Some(diagnosis) = self.verify_race(&sibling, seen, stop_at) {
                             break 'search Some(diagnosis);
                         }
                         if self.fails_alone.is_some() {
@@ -177,7 +178,13 @@ impl Doctor<'_> {
     /// Fresh runs of the victim beside `sibling` on two threads, against the same pair in one
     /// thread, until the race is significant or clearly absent: the diagnosis, or `None` with
     /// a warning that names no one.
-    fn verify_race(&mut self, sibling: &str, seen: f64) -> Option<Diagnosis> {
+    fn verify_race(
+        &mut self,
+        sibling: &str,
+        (seen_runs, seen_failed): (u64, u64),
+        stop_at: Instant,
+    ) -> Option<Diagnosis> {
+        let seen = seen_failed as f64 / seen_runs.max(1) as f64;
         let victim = self.victim().to_string();
         self.progress(&format!("failed beside {sibling}: verifying on fresh runs"));
         let pair = pair_plan(sibling, &victim, 2);
@@ -223,9 +230,14 @@ impl Doctor<'_> {
             // Past its bound, a pair goes on while it has failed more often than its controls,
             // as long as the budget lasts: a race at 0.5% per run needs thousands of runs.
             let spent = runs >= bound && (failed <= counter_failed || runs >= MOST_VERIFY_RUNS);
+            // Three times the runs it took to see the failure once, without seeing it again: at
+            // the rate that one failure suggests, that happens 5% of the time.
+            let unseen = failed == 0 && runs >= (3 * seen_runs).max(FEWEST_VERIFY_RUNS);
             if (failed >= 3 && p_value < RACE_ALPHA)
                 || futile
                 || spent
+                || unseen
+                || Instant::now() >= stop_at
                 || batch == 0
                 || self.over_budget()
             {
