@@ -98,7 +98,7 @@ impl Report<'_> {
         if let Some(reproduction) = &diagnosis.reproduction {
             match reproduction.attempts {
                 Some(attempts) => out.push_str(&format!(
-                    "\n REPRO (stress: runs until it fails, up to {attempts} times; fails within them with probability ≥ 99%)\n"
+                    "\n REPRO (stress: runs until it fails, up to {attempts} times; fails within them with probability ≥ 99%, at a third of the rate measured)\n"
                 )),
                 None => out.push_str(&format!(
                     "\n REPRO (fails {}/{}; ≥{:.0}% repro rate at 95% confidence)\n",
