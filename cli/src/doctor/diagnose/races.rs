@@ -36,13 +36,32 @@ const STRESS_MARGIN: f64 = 3.0;
 /// The most runs a stress repro makes.
 const MOST_STRESS_RUNS: u64 = 20_000;
 
+/// How many times a pair that fails again in the search is verified again: its rate moves with
+/// the machine's load, and one verification can fall in a quiet stretch.
+const MOST_VERIFICATIONS: u32 = 3;
+/// The fewest fresh runs a verification makes before it lets a pair go unseen.
+const FEWEST_UNSEEN_RUNS: u64 = 300;
+
 /// A pair's runs in the search.
 struct Pair {
     sibling: String,
     runs: u64,
     failed: u64,
-    /// Whether its failure was verified already (and found wanting).
-    verified: bool,
+    /// Its verifications so far, and their fresh runs, pooled.
+    verifications: u32,
+    fresh: Fresh,
+}
+
+/// A pair's verifying runs: the pair on two threads, and the controls taken in turns with it
+/// (the pair on one thread, and the victim alone).
+#[derive(Clone, Copy, Default)]
+struct Fresh {
+    runs: u64,
+    failed: u64,
+    control_runs: u64,
+    control_failed: u64,
+    alone_runs: u64,
+    alone_failed: u64,
 }
 
 impl Doctor<'_> {
@@ -76,7 +95,8 @@ impl Doctor<'_> {
                 sibling,
                 runs: 0,
                 failed: 0,
-                verified: false,
+                verifications: 0,
+                fresh: Fresh::default(),
             })
             .collect();
         let mut suite: Vec<Ending> = Vec::new();
@@ -118,12 +138,13 @@ impl Doctor<'_> {
                 pairs[index].runs += 1;
                 if ending.failed() {
                     pairs[index].failed += 1;
-                    if !pairs[index].verified {
-                        pairs[index].verified = true;
+                    if pairs[index].verifications < MOST_VERIFICATIONS {
+                        pairs[index].verifications += 1;
                         let sibling = pairs[index].sibling.clone();
                         let seen = (pairs[index].runs, pairs[index].failed);
                         self.record_search(&suite, &pairs);
-                        if let Some(diagnosis) = self.verify_race(&sibling, seen, stop_at) {
+                        let fresh = &mut pairs[index].fresh;
+                        if let Some(diagnosis) = self.verify_race(&sibling, seen, fresh, stop_at) {
                             break 'search Some(diagnosis);
                         }
                         if self.fails_alone.is_some() {
@@ -185,6 +206,7 @@ impl Doctor<'_> {
         &mut self,
         sibling: &str,
         (seen_runs, seen_failed): (u64, u64),
+        fresh: &mut Fresh,
         stop_at: Instant,
     ) -> Option<Diagnosis> {
         let seen = seen_failed as f64 / seen_runs.max(1) as f64;
@@ -193,9 +215,16 @@ impl Doctor<'_> {
         let pair = pair_plan(sibling, &victim, 2);
         let counter = pair_plan(sibling, &victim, 1);
         let alone = Plan::alone(&victim, Perturbation::none());
-        let (mut runs, mut failed) = (0u64, 0u64);
-        let (mut counter_runs, mut counter_failed) = (0u64, 0u64);
-        let (mut alone_runs, mut alone_failed) = (0u64, 0u64);
+        let Fresh {
+            mut runs,
+            mut failed,
+            control_runs: mut counter_runs,
+            control_failed: mut counter_failed,
+            mut alone_runs,
+            mut alone_failed,
+        } = *fresh;
+        // This verification's own runs, for the rule that lets an unseen pair go.
+        let runs_before = runs;
         let bound =
             ((8.0 / seen.max(1e-6)).ceil() as u64).clamp(FEWEST_VERIFY_RUNS, MOST_VERIFY_RUNS);
         // The control is taken now, in turns with the pair, and never from the baseline: a
@@ -232,10 +261,12 @@ impl Doctor<'_> {
             let futile = counter_failed >= 3 && failed * counter_runs <= counter_failed * runs;
             // Past its bound, a pair goes on while it has failed more often than its controls,
             // as long as the budget lasts: a race at 0.5% per run needs thousands of runs.
-            let spent = runs >= bound && (failed <= counter_failed || runs >= MOST_VERIFY_RUNS);
+            let spent = runs >= MOST_VERIFY_RUNS
+                || (runs >= bound && failed > 0 && failed <= counter_failed);
             // Three times the runs it took to see the failure once, without seeing it again: at
             // the rate that one failure suggests, that happens 5% of the time.
-            let unseen = failed == 0 && runs >= (3 * seen_runs).max(FEWEST_VERIFY_RUNS);
+            let unseen =
+                failed == 0 && runs - runs_before >= (3 * seen_runs).max(FEWEST_UNSEEN_RUNS);
             if (failed >= 3 && p_value < RACE_ALPHA)
                 || futile
                 || spent
@@ -247,20 +278,35 @@ impl Doctor<'_> {
                 break p_value;
             }
         };
+        *fresh = Fresh {
+            runs,
+            failed,
+            control_runs: counter_runs,
+            control_failed: counter_failed,
+            alone_runs,
+            alone_failed,
+        };
         let rate = if runs > 0 {
             failed as f64 / runs as f64
         } else {
             0.0
         };
         let lower = gates::repro_lower_bound(failed, runs);
+        // One pair of rows per sibling, with its verifications' runs pooled.
+        let verify_label = format!("VERIFY: beside {sibling}, two threads");
+        let counter_label = format!("counterfactual: with {sibling} in one thread, and alone");
+        self.evidence
+            .retain(|row| row.label != verify_label && row.label != counter_label);
+        let said = format!("{victim} failed beside {sibling} while searching");
+        self.warnings.retain(|warning| !warning.starts_with(&said));
         self.evidence.push(Evidence {
-            label: format!("VERIFY: beside {sibling}, two threads"),
+            label: verify_label,
             runs,
             failed,
             note: format!("{} per run, ≥{}", percent(rate), percent(lower)),
         });
         self.evidence.push(Evidence {
-            label: format!("counterfactual: with {sibling} in one thread, and alone"),
+            label: counter_label,
             runs: counter_runs,
             failed: counter_failed,
             note: if counter_failed == 0 {
@@ -276,7 +322,7 @@ impl Doctor<'_> {
         }
         if failed < 3 || p_value >= RACE_ALPHA {
             self.warnings.push(format!(
-                "{victim} failed once beside {sibling} while searching, but {failed} of {runs} verifying runs beside it (against {counter_failed} of {counter_runs} with the two in one thread and alone, in turns; Fisher's exact test, one-sided, p = {p_value:.3}) do not show a race with it: no credit",
+                "{victim} failed beside {sibling} while searching, but {failed} of {runs} verifying runs beside it (against {counter_failed} of {counter_runs} with the two in one thread and alone, in turns; Fisher's exact test, one-sided, p = {p_value:.3}) do not show a race with it: no credit",
             ));
             return None;
         }
