@@ -122,10 +122,11 @@ fn sigterm_leaves_no_process_and_no_scratch_directory() {
         .map(|entry| entry.path())
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
-    // The test process (`engine-<hash> --exact slow_victim`) was killed with its group.
+    // The test process (`engine-<hash> --exact slow_victim ... --logfile <tmp>/...`) was killed
+    // with its group; other tests' doctors run the same test with other directories.
     std::thread::sleep(Duration::from_millis(200));
     let processes = std::process::Command::new("pgrep")
-        .args(["-f", "exact slow_victim"])
+        .args(["-f", "tmp-sigterm/probtest-doctor"])
         .output()
         .expect("pgrep runs");
     assert!(
