@@ -156,16 +156,37 @@ fn repro(blob: &str) -> Output {
     fixture().probtest("repro", &[blob], &[]).run()
 }
 
-/// Checks that `blob` is refused in one line naming `problem`, exit 2, nothing run.
+/// Checks that `blob` is refused before anything is built, in one line naming `problem`,
+/// exit 2.
 #[track_caller]
 fn assert_refused(blob: &str, problem: &str) {
     let output = repro(blob);
-    output.assert_code(2);
     let lines: Vec<&str> = output.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "not one line{output}");
-    assert!(lines[0].starts_with("error: repro: "), "{output}");
+    assert_refusal(&output, problem);
+}
+
+/// Checks that a blob was refused in one error line, the last, naming `problem`, exit 2: after
+/// the build, whose progress cargo prints above it.
+#[track_caller]
+fn assert_refused_after_the_build(blob: &str, problem: &str) {
+    let output = repro(blob);
+    assert_refusal(&output, problem);
+}
+
+#[track_caller]
+fn assert_refusal(output: &Output, problem: &str) {
+    output.assert_code(2);
+    let errors: Vec<&str> = output
+        .stderr
+        .lines()
+        .filter(|line| line.starts_with("error"))
+        .collect();
+    assert_eq!(errors.len(), 1, "not one error line{output}");
+    assert_eq!(output.stderr.lines().last(), Some(errors[0]), "{output}");
+    assert!(errors[0].starts_with("error: repro: "), "{output}");
     assert!(
-        lines[0].contains(problem),
+        errors[0].contains(problem),
         "does not say {problem:?}{output}"
     );
     assert!(output.stdout.is_empty(), "{output}");
@@ -344,11 +365,11 @@ fn unknown_fields_are_refused() {
 
 #[test]
 fn a_well_formed_blob_for_a_test_its_binary_lacks_is_refused() {
-    assert_refused(
+    assert_refused_after_the_build(
         &blob(&payload("no_such_test")),
         "the blob's test is not there",
     );
-    assert_refused(
+    assert_refused_after_the_build(
         &blob(&edited(|p| p["tests"] = json!(["fails", "no_sibling"]))),
         "needs test `no_sibling`",
     );
