@@ -177,18 +177,9 @@ fn assert_refused_after_the_build(blob: &str, problem: &str) {
 #[track_caller]
 fn assert_refusal(output: &Output, problem: &str) {
     output.assert_code(2);
-    let errors: Vec<&str> = output
-        .stderr
-        .lines()
-        .filter(|line| line.starts_with("error"))
-        .collect();
-    assert_eq!(errors.len(), 1, "not one error line{output}");
-    assert_eq!(output.stderr.lines().last(), Some(errors[0]), "{output}");
-    assert!(errors[0].starts_with("error: repro: "), "{output}");
-    assert!(
-        errors[0].contains(problem),
-        "does not say {problem:?}{output}"
-    );
+    let error = output.the_error_line();
+    assert!(error.starts_with("error: repro: "), "{output}");
+    assert!(error.contains(problem), "does not say {problem:?}{output}");
     assert!(output.stdout.is_empty(), "{output}");
 }
 

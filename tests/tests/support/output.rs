@@ -43,6 +43,20 @@ impl Output {
         self
     }
 
+    /// The one error line on stderr, which must be its last line: what a command that fails
+    /// after cargo's build progress says. Panics when there is none, or more than one.
+    #[track_caller]
+    pub fn the_error_line(&self) -> &str {
+        let errors: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|line| line.starts_with("error"))
+            .collect();
+        assert_eq!(errors.len(), 1, "not one error line{self}");
+        assert_eq!(self.stderr.lines().last(), Some(errors[0]), "{self}");
+        errors[0]
+    }
+
     /// Every `probability` section printed on stdout.
     pub fn sections(&self) -> Vec<Section> {
         let lines: Vec<&str> = self.stdout.lines().collect();

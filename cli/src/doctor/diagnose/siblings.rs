@@ -11,13 +11,7 @@ use crate::doctor::runner::Plan;
 impl Doctor<'_> {
     /// The tests before the victim, in one thread: whether they make it fail, and which one.
     pub(super) fn order(&mut self) -> Option<Diagnosis> {
-        let victim = self.victim().to_string();
-        let before: Vec<String> = self
-            .tests
-            .iter()
-            .take_while(|test| **test != victim)
-            .cloned()
-            .collect();
+        let before = self.tests_before();
         if !self.settings.axes.contains(&Axis::Order) || before.is_empty() {
             return None;
         }
@@ -52,12 +46,7 @@ impl Doctor<'_> {
     /// verified.
     pub(super) fn state_setter(&mut self) -> Option<Diagnosis> {
         let victim = self.victim().to_string();
-        let before: Vec<String> = self
-            .tests
-            .iter()
-            .take_while(|test| **test != victim)
-            .cloned()
-            .collect();
+        let before = self.tests_before();
         if !self.settings.axes.contains(&Axis::Order) || before.is_empty() || self.over_budget() {
             return None;
         }
@@ -128,6 +117,16 @@ impl Doctor<'_> {
     fn passes_with(&mut self, set: &[String], runs: usize) -> bool {
         let plan = self.with(set);
         (0..runs).all(|_| self.runner.run(&plan) == Ending::Pass)
+    }
+
+    /// The tests libtest runs before the victim in one thread: those whose names sort before.
+    fn tests_before(&self) -> Vec<String> {
+        let victim = self.victim();
+        self.tests
+            .iter()
+            .take_while(|test| *test != victim)
+            .cloned()
+            .collect()
     }
 
     /// The plan of the victim after `set` in one thread.
