@@ -161,3 +161,29 @@ fn a_test_that_fails_two_ways_gets_an_attribution_for_each() {
         diagnosis.output
     );
 }
+
+#[test]
+fn a_race_that_needs_the_suites_timing_names_no_innocent() {
+    if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
+        unavailable(
+            "running tests beside each other",
+            "this machine gives the suite one CPU",
+        );
+        return;
+    }
+    let diagnosis = doctor_alone("c_paced_victim", "paced", 10, &["--axes", "order,parallel"]);
+    let report = &diagnosis.report;
+    let context = format!("{}\n{report:#}", diagnosis.output);
+    diagnosis.output.assert_code(0);
+    assert_eq!(report["verdict"], "flaky-parallel", "{context}");
+    // The pacer only sets up the timing: neither it nor the culprit is named alone.
+    assert!(report["culprit"].is_null(), "{context}");
+    let warned = report["warnings"].as_array().is_some_and(|warnings| {
+        warnings.iter().any(|warning| {
+            warning
+                .as_str()
+                .is_some_and(|text| text.contains("a_pacer") && text.contains("b_culprit"))
+        })
+    });
+    assert!(warned, "{context}");
+}

@@ -61,6 +61,7 @@ pub fn fixture() -> &'static Fixture {
                 include_str!("../../fixtures/doctor/printing.rs"),
             )
             .test("xdg", include_str!("../../fixtures/doctor/xdg.rs"))
+            .test("paced", include_str!("../../fixtures/doctor/paced.rs"))
             .dev_dep("rand = \"0.9\"")
             .dev_dep("libc = \"0.2\"")
             .build();

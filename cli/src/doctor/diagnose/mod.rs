@@ -17,6 +17,7 @@ use crate::doctor::runner::{Plan, Runner};
 mod conclude;
 mod explain;
 mod flow;
+mod leave_out;
 mod provoke;
 mod races;
 mod siblings;

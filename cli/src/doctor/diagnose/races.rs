@@ -161,6 +161,9 @@ impl Doctor<'_> {
         self.record_search(&suite, &pairs);
         let (runs, failed) = tally(&suite);
         if failed > 0 {
+            if let Some(diagnosis) = self.leave_one_out(&whole, (runs, failed), stop_at) {
+                return Some(diagnosis);
+            }
             return Some(self.suite_race(&whole, (runs, failed)));
         }
         None
