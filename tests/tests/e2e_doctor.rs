@@ -288,6 +288,15 @@ fn a_test_that_always_passes_is_not_flaky_and_exits_one() {
     assert!(report["claim"].is_null(), "{context}");
     assert!(report["repro"].is_null(), "{context}");
     assert!(report["culprit"].is_null(), "{context}");
+    // It says what it could have seen: the rates alone and beside each sibling it rules out.
+    let explanation = report["explanation"].as_str().unwrap_or_default();
+    assert!(
+        explanation.contains("A failure rate above ")
+            && explanation.contains("per run alone (10 runs)")
+            && explanation.contains("% beside its one sibling (300 runs or more each)")
+            && explanation.contains("would have shown with 95% confidence"),
+        "{context}"
+    );
 }
 
 #[test]

@@ -280,9 +280,12 @@ impl Doctor<'_> {
             }
             if search.fewest_pair_runs > 0 {
                 parts.push(format!(
-                    "{} beside any one of its {} siblings ({} runs or more each)",
+                    "{} beside {} ({} runs or more each)",
                     percent(gates::detectable_rate(search.fewest_pair_runs)),
-                    search.siblings,
+                    match search.siblings {
+                        1 => "its one sibling".to_string(),
+                        many => format!("any one of its {many} siblings"),
+                    },
                     search.fewest_pair_runs
                 ));
             }

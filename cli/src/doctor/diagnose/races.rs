@@ -174,7 +174,7 @@ impl Doctor<'_> {
         let (runs, failed) = tally(suite);
         // One pair of rows for the search, however often it is recorded on the way.
         self.evidence.retain(|row| {
-            !row.label.starts_with("beside its ") && !row.label.starts_with("paired with each of ")
+            !row.label.starts_with("beside its ") && !row.label.starts_with("paired with ")
         });
         self.searched = Some(Search {
             siblings: pairs.len(),
@@ -185,13 +185,13 @@ impl Doctor<'_> {
         let paired_failed = pairs.iter().map(|pair| pair.failed).sum();
         let fewest = pairs.iter().map(|pair| pair.runs).min().unwrap_or(0);
         self.evidence.push(Evidence {
-            label: format!("beside its {} siblings, in parallel", pairs.len()),
+            label: format!("beside its {}, in parallel", siblings_text(pairs.len())),
             runs,
             failed,
             note: String::new(),
         });
         self.evidence.push(Evidence {
-            label: format!("paired with each of {} siblings, two threads", pairs.len()),
+            label: format!("paired with {}, two threads", each_text(pairs.len())),
             runs: paired,
             failed: paired_failed,
             note: if fewest > 0 {
@@ -384,6 +384,22 @@ impl Doctor<'_> {
             Some(reproduction),
             None,
         )
+    }
+}
+
+/// "3 siblings", "1 sibling".
+fn siblings_text(count: usize) -> String {
+    match count {
+        1 => "1 sibling".to_string(),
+        many => format!("{many} siblings"),
+    }
+}
+
+/// "each of 3 siblings", "its 1 sibling".
+fn each_text(count: usize) -> String {
+    match count {
+        1 => "its 1 sibling".to_string(),
+        many => format!("each of {many} siblings"),
     }
 }
 
