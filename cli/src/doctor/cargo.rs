@@ -201,38 +201,40 @@ impl TestBinary {
     /// order, as the binary itself lists them; empty for a binary without probtest or without
     /// that row.
     pub fn row_items(&self, row: &str) -> Vec<(String, u32)> {
-        let value = self.listing().unwrap_or_default();
-        let mut items: Vec<(String, u32)> = value["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|item| item["row"].as_str() == Some(row))
-            .filter_map(|item| {
-                Some((
-                    item["name"].as_str()?.to_string(),
-                    u32::try_from(item["run"].as_u64()?).ok()?,
-                ))
-            })
-            .collect();
-        items.sort_by_key(|(_, run)| *run);
-        items
+        items_of_row(&self.listing().unwrap_or_default(), row)
     }
-}
 
-impl TestBinary {
-    /// The probtest row whose run item `item` is, with every item of that row; `None` for a
-    /// plain test.
+    /// The probtest row whose run item `item` is, with every item of that row, from one listing;
+    /// `None` for a plain test.
     pub fn row_of(&self, item: &str) -> Option<crate::doctor::runner::Row> {
         let value = self.listing().ok()?;
-        let items = value["items"].as_array()?;
-        let case = items
+        let case = value["items"]
+            .as_array()?
             .iter()
             .find(|listed| listed["name"].as_str() == Some(item))?["row"]
             .as_str()?
             .to_string();
-        let items = self.row_items(&case);
+        let items = items_of_row(&value, &case);
         Some(crate::doctor::runner::Row { case, items })
     }
+}
+
+/// The items a binary's listing gives for row `row`, each with its run, in run order.
+fn items_of_row(listing: &serde_json::Value, row: &str) -> Vec<(String, u32)> {
+    let mut items: Vec<(String, u32)> = listing["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["row"].as_str() == Some(row))
+        .filter_map(|item| {
+            Some((
+                item["name"].as_str()?.to_string(),
+                u32::try_from(item["run"].as_u64()?).ok()?,
+            ))
+        })
+        .collect();
+    items.sort_by_key(|(_, run)| *run);
+    items
 }
 
 /// The one test named `name` among `binaries`: its binary and its list of siblings. `name` may

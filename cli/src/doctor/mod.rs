@@ -176,7 +176,7 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
             vec![diagnose_one(
                 &binary,
                 &tests,
-                &victim,
+                (&victim, row),
                 &settings,
                 args.timeout,
             )]
@@ -195,7 +195,13 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
             failed
                 .iter()
                 .map(|(binary, tests, victim)| {
-                    diagnose_one(binary, tests, victim, &settings, args.timeout)
+                    diagnose_one(
+                        binary,
+                        tests,
+                        (victim, binary.row_of(victim)),
+                        &settings,
+                        args.timeout,
+                    )
                 })
                 .collect()
         }
@@ -220,7 +226,7 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
 fn diagnose_one(
     binary: &TestBinary,
     tests: &[String],
-    victim: &str,
+    (victim, row): (&str, Option<runner::Row>),
     settings: &Settings,
     timeout: Option<Duration>,
 ) -> (Diagnosis, serde_json::Value) {
@@ -248,7 +254,7 @@ fn diagnose_one(
         binary: binary.clone(),
         victim: victim.to_string(),
         preload,
-        row: binary.row_of(victim),
+        row,
         timeout,
         deadline: started + settings.budget,
     };
