@@ -220,7 +220,9 @@ impl Doctor<'_> {
             (false, true) => "It draws no hash keys: not hash order; an OS-seeded draw (rand's generators, random ids) decides it.".into(),
             (true, false) => "The only draws it makes from the OS are std's HashMap and HashSet keys: hash iteration order alone explains it.".into(),
             (true, true) => {
-                let runs = self.settings.runs.div_ceil(2);
+                // As many runs as the verification: at a coin-flip rate, five runs all fail by
+                // chance one time in 32, which would credit hash order wrongly.
+                let runs = self.settings.runs;
                 let hash_only = Perturbation {
                     hash_only: true,
                     ..failing.clone()
