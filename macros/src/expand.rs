@@ -349,8 +349,8 @@ fn data_module(
                 None => quote!(::core::option::Option::None),
             };
             let rule = match gate.rule {
-                GateRule::MinRate(bar) => quote!(::probtest::stats::Rule::MinRate(#bar)),
-                GateRule::MinPasses(bar) => quote!(::probtest::stats::Rule::MinPasses(#bar)),
+                GateRule::MinRate(bar) => quote!(::probtest::__private::Rule::MinRate(#bar)),
+                GateRule::MinPasses(bar) => quote!(::probtest::__private::Rule::MinPasses(#bar)),
             };
             let method = some(gate.method.as_deref().map(|method| {
                 let variant = format_ident!(
@@ -361,14 +361,14 @@ fn data_module(
                         _ => "Exact",
                     }
                 );
-                quote!(::probtest::stats::Method::#variant)
+                quote!(::probtest::__private::Method::#variant)
             }));
             let level = some(gate.level.map(|level| quote!(#level)));
             let prior = some(
                 gate.prior
-                    .map(|(a, b)| quote!(::probtest::stats::Prior { a: #a, b: #b })),
+                    .map(|(a, b)| quote!(::probtest::__private::Prior { a: #a, b: #b })),
             );
-            quote!(::core::option::Option::Some(::probtest::stats::GateSpec {
+            quote!(::core::option::Option::Some(::probtest::__private::GateSpec {
                 rule: #rule, method: #method, level: #level, prior: #prior,
             }))
         }

@@ -121,11 +121,13 @@ fn a_gate_is_a_static_spec_of_the_bench() {
         &Settings::default(),
     );
     assert!(
-        text.contains("rule: ::probtest::stats::Rule::MinRate(0.8f64)"),
+        text.contains("rule: ::probtest::__private::Rule::MinRate(0.8f64)"),
         "{text}"
     );
     assert!(
-        text.contains("method: ::core::option::Option::Some(::probtest::stats::Method::Wilson)"),
+        text.contains(
+            "method: ::core::option::Option::Some(::probtest::__private::Method::Wilson)"
+        ),
         "{text}"
     );
     assert!(

@@ -257,6 +257,9 @@ pub mod __private {
     pub use crate::harness::registry::{register_hook, Bench, Case, Config, Hook, Layout, BENCHES};
     pub use crate::harness::runner::{run, run_async, BenchReturn};
     pub use crate::harness::verdict::{margin_verdict, verdict};
+    // The gate's types by a path of their own, so that generated code does not depend on where
+    // the public `stats` module puts them.
+    pub use crate::types::stats::{GateSpec, Method, Prior, Rule};
     pub use ctor;
     pub use linkme;
 
