@@ -6,6 +6,7 @@
 
 pub(crate) mod assertions;
 pub(crate) mod cache;
+pub(crate) mod context;
 pub(crate) mod frames;
 pub(crate) mod limits;
 pub(crate) mod margins;
