@@ -1,6 +1,8 @@
 //! The runtime's layers import only downward: this test reads every source file under
 //! `src/<layer>/` and fails on a `crate::<layer>` path that names a layer above its own (or a
-//! sibling of its own rank). ARCHITECTURE.md explains the layers.
+//! sibling of its own rank). Inside the harness, the run context (`harness/context/`) is a leaf
+//! its features build on: it imports none of them, and nothing in the harness but the runner
+//! itself imports `harness::runner`. ARCHITECTURE.md explains the layers.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -137,4 +139,233 @@ fn an_upward_import_is_caught() {
     assert_eq!(violations.len(), 2, "{violations:?}");
     assert!(violations[0].contains("model/leak.rs:3") || violations[1].contains("model/leak.rs:3"));
     assert!(violations.iter().any(|v| v.contains("render/x.rs:1")));
+}
+
+/// The one module of the harness the run context may import: the registry, for the case a run
+/// belongs to.
+const CONTEXT_MAY_IMPORT: &[&str] = &["context", "registry"];
+
+/// The module path of the source file `relative` (to `src/`): `harness/limits.rs` is
+/// `harness::limits`, `harness/context/mod.rs` is `harness::context`.
+fn module_of(relative: &Path) -> Vec<String> {
+    let mut segments: Vec<String> = relative
+        .iter()
+        .map(|part| part.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    if segments.last().is_some_and(|last| last == "mod") {
+        segments.pop();
+    }
+    segments
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// A path's segments, each with where it is written (or, for those of the file's own module path,
+/// where the path starts).
+type Segments = Vec<(String, usize)>;
+
+/// The paths a `use` or an expression names from `code[at..]`, each from `prefix`: a path's
+/// segments, `super` and `self` resolved, every branch of a `{...}` group followed. Returns them
+/// and where the path ends.
+fn paths_from(code: &[char], mut at: usize, mut prefix: Segments) -> (Vec<Segments>, usize) {
+    loop {
+        while at < code.len() && code[at].is_whitespace() {
+            at += 1;
+        }
+        if code.get(at) == Some(&'{') {
+            at += 1;
+            let mut found = Vec::new();
+            loop {
+                let (paths, end) = paths_from(code, at, prefix.clone());
+                found.extend(paths);
+                at = end;
+                while at < code.len() && code[at].is_whitespace() {
+                    at += 1;
+                }
+                match code.get(at) {
+                    Some(',') => at += 1,
+                    Some('}') => return (found, at + 1),
+                    _ => return (found, at),
+                }
+            }
+        }
+        let start = at;
+        while at < code.len() && is_ident(code[at]) {
+            at += 1;
+        }
+        let ident: String = code[start..at].iter().collect();
+        match ident.as_str() {
+            "" => return (vec![prefix], at),
+            "super" => {
+                prefix.pop();
+            }
+            "self" => {}
+            _ => prefix.push((ident, start)),
+        }
+        if code.get(at) == Some(&':') && code.get(at + 1) == Some(&':') {
+            at += 2;
+        } else {
+            return (vec![prefix], at);
+        }
+    }
+}
+
+/// Every module of the harness the code of `text` names (comments left out), with its line
+/// number: through `crate::harness::<module>`, or `super::` and `self::` paths that reach it
+/// from `module`, the file's own module path.
+fn harness_modules(text: &str, module: &[String]) -> Vec<(usize, String)> {
+    let mut code = Vec::new();
+    let mut line_of = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        for c in line.split("//").next().unwrap_or("").chars().chain(['\n']) {
+            code.push(c);
+            line_of.push(number + 1);
+        }
+    }
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < code.len() {
+        let starts_path = (at == 0
+            || !(is_ident(code[at - 1]) || matches!(code[at - 1], ':' | '$')))
+            && is_ident(code[at]);
+        if !starts_path {
+            at += 1;
+            continue;
+        }
+        let word_end = (at..code.len())
+            .find(|&i| !is_ident(code[i]))
+            .unwrap_or(code.len());
+        let word: String = code[at..word_end].iter().collect();
+        let followed_by_path =
+            code.get(word_end) == Some(&':') && code.get(word_end + 1) == Some(&':');
+        let (paths, end) = match word.as_str() {
+            "crate" if followed_by_path => paths_from(&code, word_end + 2, Vec::new()),
+            "super" | "self" if followed_by_path => {
+                let own = module.iter().map(|name| (name.clone(), at)).collect();
+                paths_from(&code, at, own)
+            }
+            _ => {
+                at = word_end;
+                continue;
+            }
+        };
+        for path in paths {
+            if path.len() >= 2 && path[0].0 == "harness" {
+                let named = (line_of[path[1].1], path[1].0.clone());
+                // `runner::{self, RunState}` names the module once.
+                if !found.contains(&named) {
+                    found.push(named);
+                }
+            }
+        }
+        at = end.max(word_end);
+    }
+    found
+}
+
+/// The lines of `text` that open an `impl` of the run context's `RunState` (`impl RunState`,
+/// `impl runner::RunState`, `impl Trait for RunState`).
+fn impls_of_run_state(text: &str) -> Vec<usize> {
+    let mut lines = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("").trim_start();
+        let Some(header) = code.strip_prefix("impl") else {
+            continue;
+        };
+        let header = header.split('{').next().unwrap_or(header);
+        let names_it = header
+            .split(|c: char| !(is_ident(c)))
+            .any(|word| word == "RunState");
+        if names_it && header.starts_with([' ', '<']) {
+            lines.push(number + 1);
+        }
+    }
+    lines
+}
+
+/// The imports inside the harness that tangle the run context with what builds on it.
+fn harness_violations(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(&src.join("harness"), &mut files);
+    let mut violations = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(src).expect("under src");
+        let module = module_of(relative);
+        let own = module.get(1).map(String::as_str).unwrap_or("");
+        let text = fs::read_to_string(&file).expect("source is readable");
+        let shown = relative.display();
+        if own != "context" {
+            for line in impls_of_run_state(&text) {
+                violations.push(format!(
+                    "src/{shown}:{line}: `harness::{own}` adds an `impl` to `RunState`; the run context's methods live with it, and a feature keeps its data in a type of its own"
+                ));
+            }
+        }
+        for (line, name) in harness_modules(&text, &module) {
+            if own == "context" && !CONTEXT_MAY_IMPORT.contains(&name.as_str()) {
+                violations.push(format!(
+                    "src/{shown}:{line}: the run context imports `harness::{name}`; it is the leaf the harness's features build on, and takes only the registry's case"
+                ));
+            }
+            if own != "runner" && name == "runner" {
+                violations.push(format!(
+                    "src/{shown}:{line}: `harness::{own}` imports `harness::runner`; what a feature needs of a run is in `harness::context`, and only `__private` calls the runner"
+                ));
+            }
+        }
+    }
+    violations
+}
+
+#[test]
+fn the_run_context_is_a_leaf_and_nothing_in_the_harness_imports_the_runner() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let violations = harness_violations(&src);
+    assert!(violations.is_empty(), "\n{}", violations.join("\n"));
+}
+
+#[test]
+fn a_tangled_run_context_is_caught() {
+    let root = std::env::temp_dir().join(format!("probtest-context-{}", std::process::id()));
+    let src = root.join("src");
+    let _ = fs::remove_dir_all(&root);
+    for dir in ["harness/context", "harness/runner"] {
+        fs::create_dir_all(src.join(dir)).expect("folder");
+    }
+    let files = [
+        (
+            "harness/context/mod.rs",
+            "// crate::harness::runner in a comment is fine\nuse crate::harness::{registry::Case, limits::Waits};\nfn f() { super::cache::note(); }\n",
+        ),
+        ("harness/context/waits.rs", "use super::RunState;\nuse super::super::registry;\n"),
+        (
+            "harness/limits.rs",
+            "use crate::harness::{context,\n    runner::{self, RunState}};\nimpl runner::RunState {}\n",
+        ),
+        ("harness/runner/mod.rs", "use crate::harness::{context, limits};\nuse super::recorder;\n"),
+    ];
+    for (path, text) in files {
+        fs::write(src.join(path), text).expect("written");
+    }
+    let mut violations = harness_violations(&src);
+    let _ = fs::remove_dir_all(&root);
+    violations.sort();
+    assert_eq!(violations.len(), 4, "{violations:?}");
+    assert!(
+        violations[0].starts_with("src/harness/context/mod.rs:2:")
+            && violations[0].contains("`harness::limits`")
+    );
+    assert!(
+        violations[1].starts_with("src/harness/context/mod.rs:3:")
+            && violations[1].contains("`harness::cache`")
+    );
+    assert!(
+        violations[2].starts_with("src/harness/limits.rs:2:")
+            && violations[2].contains("`harness::runner`")
+    );
+    assert!(
+        violations[3].starts_with("src/harness/limits.rs:3:") && violations[3].contains("`impl`")
+    );
 }

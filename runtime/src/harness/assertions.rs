@@ -8,7 +8,7 @@ use std::fmt::{Arguments, Debug};
 #[track_caller]
 #[doc(hidden)]
 pub fn fail(message: Arguments<'_>) -> ! {
-    crate::harness::runner::mark_assertion();
+    crate::harness::context::mark_assertion();
     panic!("{message}")
 }
 
@@ -21,7 +21,7 @@ pub fn fail_comparison<L: Debug + ?Sized, R: Debug + ?Sized>(
     right: &R,
     message: Option<Arguments<'_>>,
 ) -> ! {
-    crate::harness::runner::mark_assertion();
+    crate::harness::context::mark_assertion();
     match message {
         Some(message) => panic!(
             "assertion `left {op} right` failed: {message}\n  left: {left:?}\n right: {right:?}"

@@ -4,21 +4,17 @@
 //! running provider evals offline in CI, then costs nothing: replayed cost is shown apart, as
 //! money that was not spent.
 
-use std::cell::RefCell;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use probtest_settings::parse_choice;
 
-use std::sync::Arc;
-
-use crate::harness::recording::RunHandle;
-use crate::harness::runner::RunState;
-use crate::harness::{recorder, registry, runner};
+use crate::harness::context::{self, capture::capturing, RunState};
+use crate::harness::recording::{RecordError, RunHandle};
+use crate::harness::{recorder, registry};
 use crate::store::cache::{self as cassette, Entry, Place};
-use crate::types::usage::TokenUsage;
 
 /// What `cached` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,54 +58,6 @@ fn mode() -> &'static Result<Mode, String> {
     })
 }
 
-thread_local! {
-    /// The usage and cost recorded on this thread while a call is being recorded.
-    static CAPTURE: RefCell<Option<(Vec<TokenUsage>, f64)>> = const { RefCell::new(None) };
-}
-
-/// Calls `call`, and collects the usage and cost recorded on this thread meanwhile: calls of
-/// one run recorded at once on other threads keep theirs apart.
-fn capturing<T>(call: impl FnOnce() -> T) -> (T, (Vec<TokenUsage>, f64)) {
-    struct Restore(Option<(Vec<TokenUsage>, f64)>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let outer = self.0.take();
-            let _ = CAPTURE.try_with(|capture| *capture.borrow_mut() = outer);
-        }
-    }
-    let outer = CAPTURE.with(|capture| capture.borrow_mut().replace((Vec::new(), 0.0)));
-    let restore = Restore(outer);
-    let value = call();
-    let captured = CAPTURE
-        .with(|capture| capture.borrow_mut().take())
-        .unwrap_or_default();
-    drop(restore);
-    // A call recorded inside another's is part of the outer one's too.
-    for usage in &captured.0 {
-        note_usage(usage);
-    }
-    note_cost(captured.1);
-    (value, captured)
-}
-
-/// Notes usage recorded on this thread, when a call is being recorded here.
-pub(crate) fn note_usage(usage: &TokenUsage) {
-    let _ = CAPTURE.try_with(|capture| {
-        if let Some((entries, _)) = capture.borrow_mut().as_mut() {
-            entries.push(usage.clone());
-        }
-    });
-}
-
-/// Notes a cost recorded on this thread, when a call is being recorded here.
-pub(crate) fn note_cost(amount: f64) {
-    let _ = CAPTURE.try_with(|capture| {
-        if let Some((_, cost)) = capture.borrow_mut().as_mut() {
-            *cost += amount;
-        }
-    });
-}
-
 /// The value of `call`, recorded or replayed as `PROB_CACHE` says.
 ///
 /// - `off` (the default): calls `call`.
@@ -141,7 +89,7 @@ where
     T: Serialize + DeserializeOwned,
     F: FnOnce() -> T,
 {
-    cached_in(runner::current(), key, call)
+    cached_in(context::current(), key, call)
 }
 
 impl RunHandle {
@@ -176,7 +124,7 @@ where
     let Some(state) = state else {
         panic!("probtest::cached(\"{key}\"): PROB_CACHE is set, and this is called outside a #[probability] run");
     };
-    let Some((case, run)) = state.origin else {
+    let Some((case, run)) = state.origin() else {
         panic!("probtest::cached(\"{key}\"): the run's case is unknown");
     };
     let target = match recorder::target_dir() {
@@ -222,8 +170,11 @@ where
                     "probtest::cached(\"{key}\"): the recorded value does not read as this type: {error}"
                 )
             });
-            if let Err(error) = state.add_replayed(entry.usage, entry.cost) {
-                panic!("probtest::cached(\"{key}\"): {error}");
+            if let Err(finished) = state.add_replayed(entry.usage, entry.cost) {
+                panic!(
+                    "probtest::cached(\"{key}\"): {}",
+                    RecordError::from(finished)
+                );
             }
             value
         }
@@ -233,37 +184,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn usage(model: &str) -> TokenUsage {
-        TokenUsage {
-            model: model.to_string(),
-            input_tokens: 10,
-            ..TokenUsage::default()
-        }
-    }
-
-    #[test]
-    fn a_recorded_call_takes_what_its_own_thread_recorded_and_an_outer_call_too() {
-        note_usage(&usage("outside"));
-        let (value, (outer_usage, outer_cost)) = capturing(|| {
-            note_cost(0.5);
-            let other = std::thread::spawn(|| {
-                capturing(|| {
-                    note_usage(&usage("other thread"));
-                })
-                .1
-            });
-            let ((), inner) = capturing(|| note_usage(&usage("inner")));
-            assert_eq!(inner.0, [usage("inner")]);
-            let other = other.join().expect("join");
-            assert_eq!(other.0, [usage("other thread")]);
-            7
-        });
-        assert_eq!(value, 7);
-        assert_eq!(outer_usage, [usage("inner")]);
-        assert_eq!(outer_cost, 0.5);
-        CAPTURE.with(|capture| assert!(capture.borrow().is_none()));
-    }
 
     #[test]
     fn modes_read_and_a_bad_one_names_its_source() {

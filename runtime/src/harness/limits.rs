@@ -5,11 +5,11 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use probtest_settings::limit_variable;
 
-use crate::harness::{recorder, registry, runner, settings};
+use crate::harness::{context, recorder, registry, settings};
 use crate::store::limits::{self as slots, SlotLock};
 
 /// A key's limits, as resolved from the environment, then the config.
@@ -79,7 +79,7 @@ pub fn try_limit(key: &str) -> Result<LimitGuard, String> {
         });
     }
     let dir = slots::limits_dir(&session_dir()?);
-    let state = runner::current();
+    let state = context::current();
     let began = Instant::now();
     if let Some(state) = &state {
         state.begin_wait(began);
@@ -189,61 +189,6 @@ pub(crate) fn resolve(
     })
 }
 
-impl runner::RunState {
-    fn begin_wait(&self, at: Instant) {
-        self.waits.lock().unwrap_or_else(|p| p.into_inner()).since = Some(at);
-    }
-
-    fn end_wait(&self, key: &str, waited: Duration) {
-        self.waits
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(key, waited);
-    }
-
-    /// Everything the run waited for limits so far, a wait in progress included.
-    pub(crate) fn waited(&self, now: Instant) -> Duration {
-        self.waits
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .total(now)
-    }
-}
-
-/// What a run waited for its limits: the keys and their waits, the longest first when shown.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Waits {
-    /// Since when the run has been waiting, while it waits: a timeout's deadline moves by it.
-    pub(crate) since: Option<Instant>,
-    /// Each key and how long the run waited for it.
-    pub(crate) by_key: Vec<(String, Duration)>,
-}
-
-impl Waits {
-    /// Everything waited, the wait in progress included.
-    pub(crate) fn total(&self, now: Instant) -> Duration {
-        let ongoing = self.since.map_or(Duration::ZERO, |since| now - since);
-        self.by_key.iter().map(|(_, wait)| *wait).sum::<Duration>() + ongoing
-    }
-
-    pub(crate) fn add(&mut self, key: &str, wait: Duration) {
-        self.since = None;
-        match self.by_key.iter_mut().find(|(known, _)| known == key) {
-            Some((_, total)) => *total += wait,
-            None => self.by_key.push((key.to_string(), wait)),
-        }
-    }
-
-    /// The key waited for longest, if any wait was recorded.
-    pub(crate) fn longest(&self) -> Option<&str> {
-        self.by_key
-            .iter()
-            .filter(|(_, wait)| !wait.is_zero())
-            .max_by_key(|(_, wait)| *wait)
-            .map(|(key, _)| key.as_str())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,19 +236,5 @@ mod tests {
             resolve("x", Some("x=many/"), |_| None),
             Err("config `limits.x`: expected a whole number at least 1, got `many`".to_string())
         );
-    }
-
-    #[test]
-    fn waits_add_up_per_key() {
-        let mut waits = Waits::default();
-        let start = Instant::now();
-        waits.since = Some(start);
-        assert!(waits.total(start + Duration::from_secs(2)) >= Duration::from_secs(2));
-        waits.add("a", Duration::from_secs(1));
-        waits.add("b", Duration::from_secs(3));
-        waits.add("a", Duration::from_secs(1));
-        assert_eq!(waits.since, None);
-        assert_eq!(waits.total(Instant::now()), Duration::from_secs(5));
-        assert_eq!(waits.longest(), Some("b"));
     }
 }

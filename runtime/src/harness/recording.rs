@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::harness::runner::{self, RunState};
+use crate::harness::context::{self, RunFinished, RunState};
 use crate::types::usage::TokenUsage;
 
 /// Why a usage or cost could not be recorded.
@@ -48,6 +48,12 @@ impl fmt::Display for RecordError {
 
 impl std::error::Error for RecordError {}
 
+impl From<RunFinished> for RecordError {
+    fn from(_: RunFinished) -> Self {
+        RecordError::RunFinished
+    }
+}
+
 /// A handle on the current run, for recording from threads or tasks the run spawns.
 ///
 /// Obtain it inside the run with [`current_run`]; it stays valid until the run finishes.
@@ -74,7 +80,7 @@ impl fmt::Debug for RunHandle {
 
 /// The current run, when called inside a `#[probability]` run.
 pub fn current_run() -> Option<RunHandle> {
-    runner::current().map(|state| RunHandle { state })
+    context::current().map(|state| RunHandle { state })
 }
 
 impl RunHandle {
@@ -94,7 +100,7 @@ impl RunHandle {
     /// Records token usage for this run.
     pub fn try_record_usage<T: Serialize + ?Sized>(&self, usage: &T) -> Result<(), RecordError> {
         let usage = to_token_usage(usage)?;
-        self.state.add_usage(usage)
+        Ok(self.state.add_usage(usage)?)
     }
 
     /// Adds a non-token cost to this run; panics with the reason when it cannot.
@@ -108,7 +114,7 @@ impl RunHandle {
     /// Adds a non-token cost to this run.
     pub fn try_record_cost(&self, amount: f64) -> Result<(), RecordError> {
         check_amount("record_cost", amount)?;
-        self.state.add_cost(amount)
+        Ok(self.state.add_cost(amount)?)
     }
 }
 
@@ -135,7 +141,7 @@ pub fn record_usage<T: Serialize + ?Sized>(usage: &T) {
 
 /// Like [`record_usage`], returning the problem instead of panicking.
 pub fn try_record_usage<T: Serialize + ?Sized>(usage: &T) -> Result<(), RecordError> {
-    let state = runner::current().ok_or(RecordError::NotInRun)?;
+    let state = context::current().ok_or(RecordError::NotInRun)?;
     RunHandle { state }.try_record_usage(usage)
 }
 
@@ -156,7 +162,7 @@ pub fn record_cost(amount: f64) {
 
 /// Like [`record_cost`], returning the problem instead of panicking.
 pub fn try_record_cost(amount: f64) -> Result<(), RecordError> {
-    let state = runner::current().ok_or(RecordError::NotInRun)?;
+    let state = context::current().ok_or(RecordError::NotInRun)?;
     RunHandle { state }.try_record_cost(amount)
 }
 

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use probtest_settings::{format_duration, parse_duration};
 
+use crate::harness::context::RunState;
 use crate::harness::registry::Case;
-use crate::harness::runner::RunState;
 
 /// What the body of a run gave: its result, or the panic that ended it.
 pub(crate) type BodyResult = Result<Result<(), String>, Box<dyn Any + Send>>;
@@ -315,7 +315,7 @@ mod tests {
         let state = Arc::new(RunState::default());
         let started = Instant::now();
         // The run waits for a limit from its start, for longer than its timeout.
-        state.waits.lock().expect("waits").since = Some(started);
+        state.begin_wait(started);
         let waiting = state.clone();
         let result = run_on_thread(
             &state,
@@ -323,11 +323,7 @@ mod tests {
             Duration::from_millis(100),
             Box::new(move || {
                 std::thread::sleep(Duration::from_millis(300));
-                waiting
-                    .waits
-                    .lock()
-                    .expect("waits")
-                    .add("api", Duration::from_millis(300));
+                waiting.end_wait("api", Duration::from_millis(300));
                 Ok(Ok(()))
             }),
         );

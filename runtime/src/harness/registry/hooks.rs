@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use super::{Bench, BENCHES};
-use crate::harness::runner::panic_message;
+use crate::harness::context::panic_message;
 
 /// Whether a hook runs before or after its module's runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use super::state::{with_current, RunCell, RunState};
 use super::{fail_item, stopped, Active, BenchReturn};
+use crate::harness::context::{with_current, RunCell, RunState};
 use crate::harness::registry::Case;
 
 /// Runs one asynchronous run of `case` inside the test attribute's runtime.

@@ -6,6 +6,7 @@ use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind};
 use std::time::Instant;
 
+use crate::harness::context::{panic_message, with_current, PanicNote, RunCell, Spent};
 use crate::harness::recorder::{self, Ending};
 use crate::harness::registry::{self, Case};
 use crate::harness::settings::{self, Settings};
@@ -13,12 +14,11 @@ use crate::types::stats::ErrorPolicy;
 use crate::types::status::Outcome;
 
 mod future;
+mod panic;
 mod quick;
-mod state;
 
 pub use future::run_async;
-pub(crate) use state::{current, mark_assertion, panic_message, RunCell, RunState};
-use state::{first_line, install_panic_hook, is_std_assertion, with_current, PanicNote};
+use panic::{first_line, install_panic_hook, is_std_assertion};
 
 /// What a bench function may return: `()` or `Result<(), E: Debug>`.
 #[doc(hidden)]
@@ -258,7 +258,7 @@ impl Active {
                 (Outcome::Error, Some(Failure::Message(message)))
             }
             Err(payload) => {
-                let note = self.cell.made().and_then(|state| state.lock().panic.take());
+                let note = self.cell.made().and_then(|state| state.take_panic());
                 let (outcome, message, location) = match note {
                     Some(note) => (
                         if note.assertion {
@@ -293,26 +293,15 @@ impl Active {
 
     fn record(&self, outcome: Outcome, message: Option<String>, location: Option<String>) {
         // A run that asked for nothing made no state, and has nothing in one.
-        let (usage, cost, replayed, waited, waited_for) = match self.cell.made() {
-            None => (Vec::new(), 0.0, None, std::time::Duration::ZERO, None),
-            Some(state) => {
-                let (usage, cost, replayed) = {
-                    let mut data = state.lock();
-                    data.finished = true;
-                    (std::mem::take(&mut data.usage), data.cost, data.replayed)
-                };
-                let waits = state.waits.lock().unwrap_or_else(|p| p.into_inner());
-                // Most runs take no limit: nothing to add up.
-                let (waited, waited_for) = if waits.since.is_none() && waits.by_key.is_empty() {
-                    (std::time::Duration::ZERO, None)
-                } else {
-                    (
-                        waits.total(Instant::now()),
-                        waits.longest().map(str::to_string),
-                    )
-                };
-                (usage, cost, replayed, waited, waited_for)
-            }
+        let Spent {
+            usage,
+            cost,
+            replayed,
+            waited,
+            waited_for,
+        } = match self.cell.made() {
+            None => Spent::NOTHING,
+            Some(state) => state.finish(),
         };
         let elapsed = self.started.elapsed().saturating_sub(waited);
         // Most runs end with nothing but an outcome, a time and a cost: their slot takes them.
@@ -437,7 +426,7 @@ impl Active {
         timeout: std::time::Duration,
     ) -> Result<Result<(), String>, Box<dyn Any + Send>> {
         let message = crate::harness::timeout::message(timeout);
-        self.cell.state().lock().panic = Some(PanicNote {
+        self.cell.state().note_panic(PanicNote {
             message: message.clone(),
             location: None,
             assertion: false,

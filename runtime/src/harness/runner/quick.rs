@@ -11,8 +11,8 @@ use std::cell::RefCell;
 use std::panic::catch_unwind;
 use std::time::Instant;
 
-use super::state::{with_current, RunCell};
 use super::{fail_item, Active, BenchReturn};
+use crate::harness::context::{with_current, RunCell};
 use crate::harness::recorder;
 use crate::harness::registry::{self, Bench, Case};
 use crate::harness::settings::Settings;
