@@ -8,9 +8,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use probtest::store::{self, Executed, Session};
-
 use probtest::__cli::{Html, OutputFile, Reporter, SessionSource, Sink, SinkError, Summary};
+use probtest::store::{self, Executed, Session};
 
 use crate::error::Error;
 use crate::export::StepSummary;
