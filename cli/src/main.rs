@@ -7,6 +7,7 @@
 
 mod doctor;
 mod error;
+mod export;
 mod merge;
 mod plan;
 mod report;

@@ -5,11 +5,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use probtest::export::{html, History, HistorySession};
+use probtest::__cli::{Html, Json, OutputFile, Reporter, SessionSource, Summary};
 use probtest::store::{self, Session};
-use probtest::{RenderOptions, Report};
+use probtest::Report;
 
 use crate::error::Error;
+use crate::export::{Junit, Markdown};
 use crate::target::{self, CargoOptions};
 
 /// The arguments of `cargo probtest report`.
@@ -92,35 +93,33 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
             report
         }
     };
-    let written = match &args.json_out {
-        Some(path) => {
-            write_json(&report, path)?;
-            Some(path.display().to_string())
-        }
-        None => None,
-    };
+    let source = sessions_dir
+        .as_ref()
+        .map(|(dir, key)| SessionSource::of(dir, key));
+    let errors = reporter(args, source).write(&report);
+    match errors.into_iter().next() {
+        Some(error) => Err(Error::new(error)),
+        None => Ok(0),
+    }
+}
+
+/// The outputs `cargo probtest report`'s flags ask for, and the summary. Each file is a sink
+/// of the runtime's reporter; a new one is its module (`crate::export`) and a line here.
+fn reporter(args: &ReportArgs, source: Option<SessionSource>) -> Reporter {
+    let mut reporter = Reporter::new().summary(Summary::new());
+    if let Some(path) = &args.json_out {
+        reporter = reporter.json(Json::new(OutputFile::flag(path)));
+    }
     if let Some(path) = &args.markdown {
-        write_file(
-            "Markdown",
-            path,
-            probtest::export::markdown(&report).as_bytes(),
-        )?;
+        reporter = reporter.sink(Markdown(OutputFile::flag(path)));
     }
     if let Some(path) = &args.junit {
-        write_file(
-            "JUnit XML",
-            path,
-            probtest::export::junit(&report).as_bytes(),
-        )?;
+        reporter = reporter.sink(Junit(OutputFile::flag(path)));
     }
     if let Some(path) = &args.html {
-        let source = sessions_dir
-            .as_ref()
-            .map(|(dir, key)| (dir.as_path(), key.as_str()));
-        write_html(&report, source, path)?;
+        reporter = reporter.sink(Html::new(OutputFile::flag(path), source));
     }
-    print_summary(&report, written.as_deref());
-    Ok(0)
+    reporter
 }
 
 /// `cargo probtest report --history N`: the last `count` sessions' history, printed.
@@ -248,81 +247,20 @@ pub fn load_session(session: &Session) -> Result<(Report, Option<String>), Error
 /// Writes a report as JSON (through a symlink to its target, straight into a device or a
 /// FIFO), with an error naming the file.
 pub fn write_json(report: &Report, path: &Path) -> Result<(), Error> {
-    report.write_atomically(path).map_err(|error| {
-        let shown = path.display().to_string();
-        let text = error.to_string();
-        // The runtime's errors name the path already, and say what it is when it is refused.
-        if text.contains(&shown) {
-            Error::new(format!("cannot write the report: {text}"))
-        } else {
-            Error::about(shown, format!("cannot write the report ({text})"))
-        }
-    })
-}
-
-/// Writes one of the report's files (`what`, as the error names it), with an error naming the
-/// file.
-pub fn write_file(what: &str, path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    store::write_file(path, bytes).map_err(|error| {
-        let shown = path.display().to_string();
-        let text = error.to_string();
-        if text.contains(&shown) {
-            Error::new(format!("cannot write the {what} report: {text}"))
-        } else {
-            Error::about(shown, format!("cannot write the {what} report ({text})"))
-        }
-    })
-}
-
-/// Writes the report as an HTML page, with the baseline its settings name. For session `key`
-/// of the sessions directory `dir` (`source`), the page names the session and draws the
-/// history of the others.
-pub fn write_html(
-    report: &Report,
-    source: Option<(&Path, &str)>,
-    path: &Path,
-) -> Result<(), Error> {
-    let baseline = store::baseline_report(&report.stats_config)
-        .map(|baseline| HistorySession::of("baseline", &baseline));
-    let Some((dir, key)) = source else {
-        let history = History {
-            sessions: Vec::new(),
-            baseline,
-        };
-        return write_file("HTML", path, html(report, &history).as_bytes());
-    };
-    let history = History {
-        sessions: store::earlier_reports(dir, key)
-            .iter()
-            .map(|(key, report)| HistorySession::of(key, report))
-            .collect(),
-        baseline,
-    };
-    let page = if report.session.is_none() {
-        let mut named = report.clone();
-        named.session = Some(key.to_string());
-        html(&named, &history)
-    } else {
-        html(report, &history)
-    };
-    write_file("HTML", path, page.as_bytes())
-}
-
-/// Prints the `probability` summary to stdout (nothing when the report has no rows), colored
-/// when stdout wants colors, with a `Report:` line when `report_path` is given. A closed stdout
-/// is not an error.
-pub fn print_summary(report: &Report, report_path: Option<&str>) {
-    let options = RenderOptions {
-        color: probtest::color_enabled(),
-        report_path,
-    };
-    let text = probtest::summary(report, &options);
-    if text.is_empty() {
-        return;
+    let errors = Reporter::new()
+        .json(Json::new(OutputFile::flag(path)))
+        .write(report);
+    match errors.into_iter().next() {
+        Some(error) => Err(Error::new(error)),
+        None => Ok(()),
     }
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
+}
+
+/// Prints the `probability` summary to stdout (nothing when the report has no rows), with a
+/// `Report:` line when `report_path` is given.
+pub fn print_summary(report: &Report, report_path: Option<&str>) {
+    let summary = Summary::naming(report_path.map(str::to_string));
+    Reporter::new().summary(summary).write(report);
 }
 
 #[cfg(test)]

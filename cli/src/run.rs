@@ -8,10 +8,11 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
+use probtest::__cli::{Html, OutputFile, Reporter, SessionSource, Sink, SinkError, Summary};
 use probtest::store::{self, Executed, Session};
 
 use crate::error::Error;
-use crate::report::print_summary;
+use crate::export::StepSummary;
 use crate::target::{self, CargoOptions};
 
 /// The arguments of `cargo probtest run`.
@@ -78,7 +79,13 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         Err(_) if code != 0 => return Ok(code),
         Err(error) => return Err(error),
     };
-    match summarize(&target, &key, reconciling.then_some(executed.as_slice())) {
+    let options = CargoOptions::scan(&args.args);
+    match summarize(
+        &target,
+        &options,
+        &key,
+        reconciling.then_some(executed.as_slice()),
+    ) {
         // Items of gated cases do not fail for their runs: a failing verdict fails here, with
         // the runner's own failure status.
         Ok(true) if code == 0 => Ok(if args.nextest { 100 } else { 101 }),
@@ -122,7 +129,12 @@ pub fn exit_code(status: ExitStatus) -> i32 {
 /// The `Report:` line shows the report the test processes kept, as they named it, once it is
 /// checked to hold this session. Returns whether the session fails, a failing gate verdict
 /// included, and a report that could not be written too.
-fn summarize(target: &Path, key: &str, executed: Option<&[Executed]>) -> Result<bool, Error> {
+fn summarize(
+    target: &Path,
+    options: &CargoOptions,
+    key: &str,
+    executed: Option<&[Executed]>,
+) -> Result<bool, Error> {
     let session = Session::new(&store::sessions_dir(target), key);
     if !session.exists() {
         if executed.is_some_and(|executed| !executed.is_empty()) {
@@ -154,8 +166,8 @@ fn summarize(target: &Path, key: &str, executed: Option<&[Executed]>) -> Result<
     let mut problem = written.as_deref().and_then(|path| unwritten(path, key));
     if let (None, Some(path)) = (&problem, written.as_deref()) {
         if reconciled > 0 {
-            problem = add_reconciled(&report, path, reconciled);
-        } else if names_own_report(path) {
+            problem = add_reconciled(&report, path, options, reconciled);
+        } else if names_own_report(path, options) {
             // Test processes under nextest keep the report run by run, without what needs
             // every result (function-level intervals, comparisons, the baseline): the session's
             // end adds it.
@@ -165,9 +177,13 @@ fn summarize(target: &Path, key: &str, executed: Option<&[Executed]>) -> Result<
         }
     }
     let shown = named.as_deref().filter(|_| problem.is_none());
-    print_summary(&report, shown);
-    if let Some(error) = step_summary(&report).or_else(|| html_page(&report, target)) {
-        let _ = writeln!(std::io::stderr().lock(), "error: {error}");
+    let mut failed = false;
+    let mut stderr = std::io::stderr().lock();
+    for error in reporter(&report, target, options, shown).write(&report) {
+        let _ = writeln!(stderr, "error: {error}");
+        failed = true;
+    }
+    if failed {
         return Ok(true);
     }
     if let Some(problem) = problem {
@@ -181,41 +197,60 @@ fn summarize(target: &Path, key: &str, executed: Option<&[Executed]>) -> Result<
     Ok(report.exit_status != 0)
 }
 
-/// Appends the session's Markdown to the file `GITHUB_STEP_SUMMARY` names, when it is set (a
-/// GitHub Actions job's summary page); why it could not, if it could not.
-fn step_summary(report: &probtest::Report) -> Option<Error> {
-    let path = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty())?;
-    let text = probtest::export::markdown(report);
-    std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(&path)
-        .and_then(|mut file| file.write_all(text.as_bytes()))
-        .err()
-        .map(|error| {
-            Error::about(
-                format!("GITHUB_STEP_SUMMARY={}", Path::new(&path).display()),
-                format!("cannot append the Markdown summary ({error})"),
-            )
-        })
+/// The outputs of the session's end: the files the test processes could not write whole (the
+/// job summary `GITHUB_STEP_SUMMARY` names, and `PROB_HTML`: the test processes of a nextest
+/// run hold one run each and write none, and those of `cargo test` each wrote the session as
+/// they last saw it), then the summary, whose `Report:` line names `report_line`. A new
+/// output is its module and a line here.
+fn reporter(
+    report: &probtest::Report,
+    target: &Path,
+    options: &CargoOptions,
+    report_line: Option<&str>,
+) -> Reporter {
+    let mut reporter = Reporter::new();
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty()) {
+        reporter = reporter.sink(StepSummary(path.into()));
+    }
+    match setting_file("PROB_HTML", options) {
+        Some(Ok(file)) => {
+            let dir = store::sessions_dir(target);
+            let key = report.session.as_deref().unwrap_or_default();
+            let source = SessionSource::of(&dir, key);
+            reporter = reporter.sink(Html::new(file, Some(source)));
+        }
+        Some(Err(error)) => reporter = reporter.sink(Unwritable(error)),
+        None => {}
+    }
+    reporter.summary(Summary::naming(report_line.map(str::to_string)))
 }
 
-/// Writes the session's HTML report where `PROB_HTML` says (relative to the current directory,
-/// as `PROB_JSON` is here), when it is set: the test processes of a nextest run hold one run
-/// each and write none, and those of `cargo test` each wrote the session as they last saw it.
-fn html_page(report: &probtest::Report, target: &Path) -> Option<Error> {
-    let value = std::env::var_os("PROB_HTML").filter(|value| !value.is_empty())?;
-    let path = std::env::current_dir().unwrap_or_default().join(&value);
-    let dir = store::sessions_dir(target);
-    let key = report.session.as_deref().unwrap_or_default();
-    crate::report::write_html(report, Some((&dir, key)), &path)
-        .err()
-        .map(|error| {
-            Error::about(
-                format!("PROB_HTML={}", Path::new(&value).display()),
-                error.message(),
-            )
-        })
+/// A file a setting names that cannot be written at all: its error, said where the file would
+/// have been written.
+struct Unwritable(SinkError);
+
+impl Sink for Unwritable {
+    fn write(&mut self, _: &probtest::Report) -> Result<(), SinkError> {
+        Err(self.0.clone())
+    }
+}
+
+/// The file the setting `name` (`PROB_JSON`, `PROB_HTML`) names, when it is set: relative to
+/// the workspace root, as the test processes resolve it (`OutputFile::resolve`, the one rule);
+/// an error when that root cannot be found.
+fn setting_file(name: &str, options: &CargoOptions) -> Option<Result<OutputFile, SinkError>> {
+    let value = std::env::var(name)
+        .ok()
+        .filter(|value| !value.trim().is_empty())?;
+    let root = if Path::new(&value).is_absolute() {
+        None
+    } else {
+        match target::workspace_root(options) {
+            Ok(root) => Some(root),
+            Err(error) => return Some(Err(SinkError::new(format!("{name}={value}: {error}")))),
+        }
+    };
+    Some(Ok(OutputFile::setting(name, &value, root.as_deref())))
 }
 
 /// Why the report at `path` does not hold session `key`, if it does not. A character device or
@@ -246,25 +281,28 @@ fn unwritten(path: &Path, key: &str) -> Option<String> {
     }
 }
 
-/// Whether this command's own settings (`PROB_JSON`) name the report at `path`: only paths from
-/// the current settings are written.
-fn names_own_report(path: &Path) -> bool {
-    let own = std::env::var_os("PROB_JSON")
-        .filter(|value| !value.is_empty())
-        .map(|value| std::env::current_dir().unwrap_or_default().join(value));
-    own.is_some_and(|own| {
-        std::fs::canonicalize(own)
-            .ok()
-            .is_some_and(|own| std::fs::canonicalize(path).is_ok_and(|path| path == own))
-    })
+/// Whether this command's own settings (`PROB_JSON`, resolved as the test processes resolve
+/// it) name the report at `path`: only paths from the current settings are written.
+fn names_own_report(path: &Path, options: &CargoOptions) -> bool {
+    let Some(Ok(own)) = setting_file("PROB_JSON", options) else {
+        return false;
+    };
+    std::fs::canonicalize(own.path())
+        .ok()
+        .is_some_and(|own| std::fs::canonicalize(path).is_ok_and(|path| path == own))
 }
 
 /// Rewrites the session's report at `path` with the `reconciled` errors the test processes
 /// could not write, when this command's own settings name that report (`PROB_JSON`): only
 /// paths from the current settings are written. Otherwise says the report lacks them. Returns
 /// why the report could not be rewritten, if it could not.
-fn add_reconciled(report: &probtest::Report, path: &Path, reconciled: u64) -> Option<String> {
-    if names_own_report(path) {
+fn add_reconciled(
+    report: &probtest::Report,
+    path: &Path,
+    options: &CargoOptions,
+    reconciled: u64,
+) -> Option<String> {
+    if names_own_report(path, options) {
         return crate::report::write_json(report, path)
             .err()
             .map(|error| error.to_string());

@@ -76,6 +76,22 @@ fn absolute(dir: &Path) -> PathBuf {
 }
 
 fn metadata_target_dir(extra: &[OsString]) -> Result<PathBuf, Error> {
+    metadata_path(extra, "target_directory", "the target directory")
+}
+
+/// The workspace root (the package's root outside a workspace), as `cargo metadata` reports it
+/// for the workspace the options name: where a relative `PROB_JSON` or `PROB_HTML` lands, as
+/// the test processes resolve them.
+pub fn workspace_root(options: &CargoOptions) -> Result<PathBuf, Error> {
+    metadata_path(
+        &options.for_metadata,
+        "workspace_root",
+        "the workspace root",
+    )
+}
+
+/// The path `cargo metadata` reports as `field`; the error says it was looking for `what`.
+fn metadata_path(extra: &[OsString], field: &str, what: &str) -> Result<PathBuf, Error> {
     let cargo = cargo();
     let output = Command::new(&cargo)
         .args(["metadata", "--no-deps", "--format-version", "1"])
@@ -92,21 +108,19 @@ fn metadata_target_dir(extra: &[OsString]) -> Result<PathBuf, Error> {
             .map(|line| line.trim_start_matches("error: ").to_string())
             .unwrap_or_else(|| format!("exited with {}", output.status));
         return Err(Error::new(format!(
-            "cannot find the target directory: cargo metadata failed ({reason})"
+            "cannot find {what}: cargo metadata failed ({reason})"
         )));
     }
     let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|error| {
         Error::new(format!(
-            "cannot find the target directory: cargo metadata printed no JSON ({error})"
+            "cannot find {what}: cargo metadata printed no JSON ({error})"
         ))
     })?;
     metadata
-        .get("target_directory")
+        .get(field)
         .and_then(serde_json::Value::as_str)
         .map(PathBuf::from)
-        .ok_or_else(|| {
-            Error::new("cannot find the target directory: cargo metadata has no target_directory")
-        })
+        .ok_or_else(|| Error::new(format!("cannot find {what}: cargo metadata has no {field}")))
 }
 
 /// An `OsStr` for a message.

@@ -1,6 +1,6 @@
-//! Benchmark of the report files on a large session (`cargo bench -p probtest --bench export`):
-//! the HTML page, the Markdown and the JUnit XML of a 100,000-record report, and the size of
-//! the HTML page of a 1,000-case session.
+//! Benchmark of the report file a test process writes on a large session (`cargo bench -p
+//! probtest --bench export`): the HTML page of a 100,000-record report, and the size of the
+//! HTML page of a 1,000-case session. (The Markdown and JUnit XML are `cargo-probtest`'s.)
 //!
 //! Makes `synthetic_records(10_000, 10)` (10,000 cases of 10 runs, every fifth run failing or
 //! erroring), builds the report once (`Report::build` has its own benchmark, `report`), then
@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use probtest::export::{html, junit, markdown, History};
+use probtest::export::{html, History};
 use probtest::stats::StatsConfig;
 use probtest::Report;
 
@@ -47,27 +47,17 @@ fn main() {
     let large = report(cases, runs);
     let history = History::default();
     let (html_time, html_bytes) = time(reps, || html(&large, &history));
-    let (markdown_time, markdown_bytes) = time(reps, || markdown(&large));
-    let (junit_time, junit_bytes) = time(reps, || junit(&large));
     let thousand = report(1_000, 10);
     let (_, page_bytes) = time(1, || html(&thousand, &history));
     let records = large.records.len();
     println!("report files of {records} records ({cases} cases x {runs} runs), median of {reps}:");
-    for (name, took, bytes) in [
-        ("HTML", html_time, html_bytes),
-        ("Markdown", markdown_time, markdown_bytes),
-        ("JUnit XML", junit_time, junit_bytes),
-    ] {
-        println!(
-            "  {name:<10} {:>8.4} s  ({bytes} bytes)",
-            took.as_secs_f64()
-        );
-    }
+    println!(
+        "  HTML       {:>8.4} s  ({html_bytes} bytes)",
+        html_time.as_secs_f64()
+    );
     println!("  the HTML page of 1,000 cases x 10 runs: {page_bytes} bytes");
     println!(
-        "result records={records} html={:.4} markdown={:.4} junit={:.4} html_1000_cases_bytes={page_bytes}",
-        html_time.as_secs_f64(),
-        markdown_time.as_secs_f64(),
-        junit_time.as_secs_f64()
+        "result records={records} html={:.4} html_1000_cases_bytes={page_bytes}",
+        html_time.as_secs_f64()
     );
 }

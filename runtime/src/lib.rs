@@ -185,6 +185,7 @@ extern crate self as probtest;
 
 // The layers, bottom to top; each imports only from the layers below it (see ARCHITECTURE.md,
 // and `tests/layers.rs`, which fails on an upward import).
+#[cfg(any(feature = "html", feature = "_cli"))]
 pub mod export;
 mod format;
 mod harness;
@@ -276,4 +277,24 @@ pub mod __private {
     pub mod assertions {
         pub use crate::harness::assertions::*;
     }
+}
+
+/// What `cargo-probtest` needs of the runtime besides the public API: the reporter, to add its
+/// own sinks (Markdown, JUnit XML, the job summary), and the text pieces its files share with
+/// the terminal. Behind the internal `_cli` feature, which only `cargo-probtest` enables, so
+/// that a user's test build compiles none of it. Not a public API: it changes without notice.
+#[cfg(feature = "_cli")]
+#[doc(hidden)]
+pub mod __cli {
+    pub use crate::export::pieces::{
+        doctor_command, fraction, gates_text, interval_text, needs_attention, overall_text,
+        records_by_row, run_message, verdict_word,
+    };
+    pub use crate::harness::reporter::{
+        Html, Json, OutputFile, Reporter, SessionSource, Sink, SinkError, Summary,
+    };
+    pub use crate::render::latency::seconds as latency_seconds;
+    pub use crate::render::text::{bar_text, bound_percent, model_name, money};
+    pub use crate::render::waits::replayed_text;
+    pub use crate::types::count::thousands;
 }

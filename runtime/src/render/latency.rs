@@ -15,7 +15,7 @@ use crate::types::stats::{percent_text, Undecided, Verdict};
 /// A duration to three significant figures in s, ms or µs (`2.40s`, `512ms`, `850µs`); `—`
 /// for a bound that does not exist yet. Thresholds sit where rounding carries into the next
 /// unit, so 0.9996 s is `1.00s`, not `1000ms`.
-pub(crate) fn seconds(time: Option<f64>) -> String {
+pub fn seconds(time: Option<f64>) -> String {
     let Some(time) = time else {
         return "—".to_string();
     };

@@ -211,6 +211,7 @@ pub(crate) fn lines(
 
 /// `pass^3 41.2% [30.1%, 52.0%]`, a metric in one cell (the HTML page's), in the block's
 /// roundings.
+#[cfg(feature = "html")]
 pub(crate) fn cell(name: &str, m: &MetricAggregate) -> String {
     let mut text = name.to_string();
     match m.estimate {

@@ -41,7 +41,7 @@ const LARGE_AMOUNT: f64 = 1e15;
 
 /// `$0.0123`; an amount too large to read digit by digit (a total that overflowed and stopped
 /// at the largest number has 309 digits) as `$1.7977e308`.
-pub(crate) fn money(amount: f64) -> String {
+pub fn money(amount: f64) -> String {
     if amount.abs() >= LARGE_AMOUNT {
         format!("${amount:.4e}")
     } else {
@@ -49,7 +49,8 @@ pub(crate) fn money(amount: f64) -> String {
     }
 }
 
-pub(crate) fn model_name(model: &str) -> &str {
+/// A model as a report names it: `(unnamed)` for usage recorded without one.
+pub fn model_name(model: &str) -> &str {
     if model.is_empty() {
         "(unnamed)"
     } else {
@@ -81,7 +82,7 @@ pub(crate) fn digits(mut n: u64) -> usize {
 
 /// A bound as a whole percent, rounded half up; 0% and 100% only for bounds exactly 0 or 1, so
 /// that a bound of 99.7% never reads as certainty.
-pub(crate) fn bound_percent(value: f64) -> String {
+pub fn bound_percent(value: f64) -> String {
     format!("{}%", whole_percent(value))
 }
 
@@ -145,7 +146,7 @@ pub(crate) fn shell_word(text: &str) -> String {
 }
 
 /// `min_rate 0.9` or `min_passes 19`.
-pub(crate) fn bar_text(rule: Rule) -> String {
+pub fn bar_text(rule: Rule) -> String {
     match rule {
         Rule::MinRate(bar) => format!("min_rate {bar}"),
         Rule::MinPasses(bar) => format!("min_passes {bar}"),

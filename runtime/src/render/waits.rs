@@ -11,7 +11,8 @@ use crate::render::text::money;
 
 /// `$0.0420 of it from the cassette (12 runs), not spent`, when runs replayed cost: what the
 /// summary, the Markdown and the HTML say of the cost that was not spent.
-pub(crate) fn replayed_text(report: &Report) -> Option<String> {
+#[cfg(any(feature = "html", feature = "_cli"))]
+pub fn replayed_text(report: &Report) -> Option<String> {
     replayed_of(&waiting(&report.records))
 }
 

@@ -4,7 +4,7 @@
 //! Layer: types (pure). Imports nothing from the crate.
 
 /// `1234567` as `1,234,567`.
-pub(crate) fn thousands(value: u64) -> String {
+pub fn thousands(value: u64) -> String {
     let digits = value.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {

@@ -2,8 +2,8 @@
 //! status words, escaped ids, no reference outside the file, history in the sparklines, and
 //! the size of a large session.
 
+use crate::export::fixture::fixture;
 use crate::export::html::{html, History, HistorySession};
-use crate::export::tests::fixture;
 use crate::model::Report;
 use crate::render::analysis::pct1;
 use crate::types::stats::StatsConfig;

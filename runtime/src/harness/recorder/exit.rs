@@ -1,14 +1,17 @@
 //! The end of a process: the remaining teardowns, then its last fold into the session report
-//! and its summary, on a thread of its own after `main` returns.
+//! and its outputs (the reporter's: JSON, HTML, summary), on a thread of its own after `main`
+//! returns.
 //!
 //! Layer: harness.
 
 use super::runs::process_runs;
 use super::{as_session, joined, process};
+use std::io::Write;
+
 use crate::harness::registry;
+use crate::harness::reporter::Reporter;
 use crate::harness::settings;
 use crate::model::{CaseInfo, Record};
-use crate::render;
 use crate::store::{self, SessionData};
 
 /// A process's runs as the session report's fold takes them: none still open.
@@ -117,32 +120,10 @@ fn finish_process() {
     // be the last work it waits for (a tenth of the exit's, in a test binary built without
     // optimizations).
     let report = std::mem::ManuallyDrop::new(report);
-    let mut report_line = None;
-    if let Some(path) = &settings.json {
-        let written = match folded {
-            Some(folded) => folded,
-            None => report.write_atomically(&path.resolved),
-        };
-        match written {
-            Ok(()) => report_line = Some(path.display.clone()),
-            Err(error) => {
-                // The store's errors name the file already.
-                let error = store::in_file(&path.resolved, error);
-                eprintln!("probtest: could not write the report: {error}");
-            }
-        }
+    let reporter = Reporter::from_settings(settings, writer.is_some(), folded);
+    let errors = reporter.write(&report);
+    let mut stderr = std::io::stderr().lock();
+    for error in errors {
+        let _ = writeln!(stderr, "probtest: {error}");
     }
-    crate::harness::pages::write_html(settings, writer.is_some(), &report);
-    if !settings.summary {
-        return;
-    }
-    let options = render::Options {
-        color: render::color_enabled(),
-        report_path: report_line.as_deref(),
-    };
-    let text = render::summary(&report, &options);
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 use probtest_settings::parse_switch;
 
 use crate::harness::registry::Config;
+use crate::harness::reporter::OutputFile;
 use crate::types::stats::StatsConfig;
 
 mod delay;
@@ -91,10 +92,7 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
         // Relative to the workspace root, so that every package's test processes agree on the
         // file; cargo test and nextest start each test process in its own package's directory.
         Some(path) => Some(ReportPath {
-            resolved: match config.root {
-                Some(root) => Path::new(root).join(&path),
-                None => PathBuf::from(&path),
-            },
+            resolved: OutputFile::resolve(&path, config.root.map(Path::new)),
             display: path,
         }),
         None => config.json.map(|path| ReportPath {
@@ -104,10 +102,7 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
     };
     // Relative to the workspace root too, as the JSON report is.
     let html = set("PROB_HTML").map(|path| ReportPath {
-        resolved: match config.root {
-            Some(root) => Path::new(root).join(&path),
-            None => PathBuf::from(&path),
-        },
+        resolved: OutputFile::resolve(&path, config.root.map(Path::new)),
         display: path,
     });
     let mut problem = None;

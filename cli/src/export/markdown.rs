@@ -3,16 +3,50 @@
 //! first, then every case in a collapsed table, then totals, cost and tokens. Tables are padded
 //! so that the text reads as plain text too.
 //!
-//! Layer: export.
+//! Two sinks of the reporter write it: [`Markdown`], a file (`--markdown`), and
+//! [`StepSummary`], appended to the file `GITHUB_STEP_SUMMARY` names.
 
 use std::fmt::Write;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
-use crate::export::{
-    fraction, gates_text, interval_text, needs_attention, overall_text, verdict_word,
+use probtest::__cli::{
+    bar_text, bound_percent, fraction, gates_text, interval_text, model_name, money,
+    needs_attention, overall_text, replayed_text, thousands, verdict_word, OutputFile, Sink,
+    SinkError,
 };
-use crate::model::{Report, Row};
-use crate::render::text::{bar_text, bound_percent, model_name, money, thousands};
-use crate::types::stats::Verdict;
+use probtest::stats::Verdict;
+use probtest::{Report, Row};
+
+/// The Markdown report as a file.
+pub struct Markdown(pub OutputFile);
+
+impl Sink for Markdown {
+    fn write(&mut self, report: &Report) -> Result<(), SinkError> {
+        probtest::store::write_file(self.0.path(), markdown(report).as_bytes())
+            .map_err(|error| self.0.failed("Markdown report", &error))
+    }
+}
+
+/// The Markdown report appended to a GitHub Actions job's summary page, the file
+/// `GITHUB_STEP_SUMMARY` names.
+pub struct StepSummary(pub PathBuf);
+
+impl Sink for StepSummary {
+    fn write(&mut self, report: &Report) -> Result<(), SinkError> {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&self.0)
+            .and_then(|mut file| file.write_all(markdown(report).as_bytes()))
+            .map_err(|error| {
+                SinkError::new(format!(
+                    "GITHUB_STEP_SUMMARY={}: cannot append the Markdown summary ({error})",
+                    Path::new(&self.0).display()
+                ))
+            })
+    }
+}
 
 /// Renders the report as Markdown; a report without rows says so in one line.
 pub fn markdown(report: &Report) -> String {
@@ -66,7 +100,7 @@ fn overall(report: &Report, out: &mut String) {
     if report.totals.cost > 0.0 {
         let _ = writeln!(out, "Cost: {}  ", money(report.totals.cost));
     }
-    if let Some(replayed) = crate::render::waits::replayed_text(report) {
+    if let Some(replayed) = replayed_text(report) {
         let _ = writeln!(out, "Replayed: {replayed}  ");
     }
     out.push('\n');

@@ -1,24 +1,36 @@
 //! The report as JUnit XML for CI test tabs (`cargo probtest report --junit`): one
 //! `testsuite` per bench function, one `testcase` per case (not per run) whose failure says
 //! the status, the pass fraction, the interval and the first failing messages, and one more
-//! `testcase` per gate with its verdict. Cost and tokens are the suites' properties. The
-//! layout validates against the JUnit schema CI systems use (Jenkins' JUnit-10 XSD; the tests
-//! check it).
-//!
-//! Layer: export.
+//! `testcase` per gate with its verdict. Cost and tokens are the suites' properties. The XML
+//! is `quick-junit`'s (nextest's writer), and validates against the JUnit schema CI systems use
+//! (Jenkins' JUnit-10 XSD; the end-to-end tests check it).
 
 use std::fmt::Write;
+use std::time::Duration;
 
-use crate::export::{
-    doctor_command, fraction, functions, interval_text, records_by_row, run_message, verdict_word,
+use probtest::__cli::{
+    bar_text, bound_percent, doctor_command, fraction, interval_text, latency_seconds, model_name,
+    records_by_row, run_message, verdict_word, OutputFile, Sink, SinkError,
 };
-use crate::model::{Record, Report, Row};
-use crate::render::text::{bar_text, bound_percent};
-use crate::types::stats::Verdict;
-use crate::types::status::{Outcome, Status};
+use probtest::stats::{Undecided, Verdict};
+use probtest::{Outcome, Record, Report, Row, Status};
+use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
+
+use crate::export::functions;
 
 /// Failing runs quoted in a case's failure text; the report has them all.
 const QUOTED_RUNS: usize = 5;
+
+/// The JUnit XML report as a file.
+pub struct Junit(pub OutputFile);
+
+impl Sink for Junit {
+    fn write(&mut self, report: &Report) -> Result<(), SinkError> {
+        let xml = junit(report).map_err(|error| self.0.failed("JUnit XML report", &error))?;
+        probtest::store::write_file(self.0.path(), xml.as_bytes())
+            .map_err(|error| self.0.failed("JUnit XML report", &error))
+    }
+}
 
 /// What one `testcase` says.
 enum CaseResult {
@@ -40,62 +52,56 @@ struct Case {
     verdict: CaseResult,
 }
 
-/// Renders the report as JUnit XML.
-pub fn junit(report: &Report) -> String {
+/// Renders the report as JUnit XML; an error only when the XML writer fails.
+pub fn junit(report: &Report) -> Result<String, quick_junit::SerializeError> {
     let by_row = records_by_row(report);
-    let mut suites = String::new();
-    let mut totals = [0usize; 3];
+    let mut xml = quick_junit::Report::new("probtest");
     let mut total_time = 0.0;
     for function in functions(report) {
-        let mut cases = Vec::new();
-        let mut properties = String::new();
+        let mut suite = TestSuite::new(clean(&function.name));
+        let mut time = 0.0;
         for &position in &function.rows {
             let row = &report.rows[position];
-            cases.extend(row_cases(report, row, &by_row[position], &function.name));
-            row_properties(row, &mut properties);
+            for case in row_cases(report, row, &by_row[position], &function.name) {
+                time += case.time;
+                suite.add_test_case(test_case(case));
+            }
+            suite.add_properties(row_properties(row));
         }
-        let count = |failed: bool| {
-            cases
-                .iter()
-                .filter(|case| match &case.verdict {
-                    CaseResult::Failed { kind, .. } => failed == (*kind == "failure"),
-                    _ => false,
-                })
-                .count()
-        };
-        let (failures, errors) = (count(true), count(false));
-        let skipped = cases
-            .iter()
-            .filter(|case| matches!(case.verdict, CaseResult::Skipped { .. }))
-            .count();
-        let time: f64 = cases.iter().map(|case| case.time).sum();
-        totals[0] += cases.len();
-        totals[1] += failures;
-        totals[2] += errors;
+        suite.set_time(duration(time));
+        // The report's own text: the schema takes any string here, and the time of a session
+        // read back from a file is all the report has.
+        suite
+            .extra
+            .insert("timestamp".into(), clean(&report.created).into());
         total_time += time;
-        let _ = writeln!(
-            suites,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\" timestamp=\"{}\">",
-            escape(&function.name),
-            cases.len(),
-            seconds(time),
-            escape(&report.created),
-        );
-        if !properties.is_empty() {
-            let _ = write!(suites, "    <properties>\n{properties}    </properties>\n");
-        }
-        for case in &cases {
-            write_case(case, &mut suites);
-        }
-        suites.push_str("  </testsuite>\n");
+        xml.add_test_suite(suite);
     }
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"probtest\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{}\">\n{suites}</testsuites>\n",
-        totals[0],
-        totals[1],
-        totals[2],
-        seconds(total_time)
-    )
+    xml.set_time(duration(total_time));
+    Ok(without_root_skipped(xml.to_string()?))
+}
+
+/// The XML without the `skipped` count quick-junit puts on `testsuites`, which the JUnit-10
+/// schema CI systems validate against does not allow there (each `testsuite` keeps its own).
+/// The root's start tag is the writer's second line, and its attributes are numbers and the
+/// name `probtest`, so the count is found by its text alone.
+fn without_root_skipped(xml: String) -> String {
+    let Some(start) = xml.find("<testsuites ") else {
+        return xml;
+    };
+    let end = xml[start..].find('>').map_or(xml.len(), |at| start + at);
+    let Some(at) = xml[start..end].find(" skipped=\"") else {
+        return xml;
+    };
+    let from = start + at;
+    let value = from + " skipped=\"".len();
+    let Some(close) = xml[value..end].find('"') else {
+        return xml;
+    };
+    let mut cleaned = String::with_capacity(xml.len());
+    cleaned.push_str(&xml[..from]);
+    cleaned.push_str(&xml[value + close + 1..]);
+    cleaned
 }
 
 /// The case's `testcase`, and its gate's when it has one.
@@ -192,7 +198,7 @@ fn row_cases(report: &Report, row: &Row, records: &[&Record], classname: &str) -
 /// A latency gate's `testcase` (`max_latency`), judged as a rate gate's is: `refund latency
 /// ≤2s`, failed with the quantile and its interval.
 fn latency_case(report: &Report, row: &Row, classname: &str) -> Option<Case> {
-    use crate::render::latency::seconds;
+    let seconds = latency_seconds;
     let latency = row.latency.as_ref()?;
     let (verdict, limit) = (latency.verdict?, latency.max_latency?);
     let ci = latency.ci.as_ref();
@@ -207,8 +213,7 @@ fn latency_case(report: &Report, row: &Row, classname: &str) -> Option<Case> {
         limit
     );
     let fails = verdict == Verdict::Fail
-        || (verdict == Verdict::Undecided
-            && report.stats_config.undecided == crate::types::stats::Undecided::Fail);
+        || (verdict == Verdict::Undecided && report.stats_config.undecided == Undecided::Fail);
     let verdict = if fails {
         CaseResult::Failed {
             kind: "failure",
@@ -229,21 +234,17 @@ fn latency_case(report: &Report, row: &Row, classname: &str) -> Option<Case> {
 }
 
 /// The case's cost and tokens, from its row.
-fn row_properties(row: &Row, out: &mut String) {
+fn row_properties(row: &Row) -> Vec<Property> {
+    let mut properties = Vec::new();
     let mut property = |name: String, value: String| {
-        let _ = writeln!(
-            out,
-            "      <property name=\"{}\" value=\"{}\"/>",
-            escape(&name),
-            escape(&value)
-        );
+        properties.push(Property::new(clean(&name), clean(&value)));
     };
     let case = &row.info.case;
     if row.cost > 0.0 {
         property(format!("{case} cost"), format!("{}", row.cost));
     }
     for (model, usage) in &row.usage.0 {
-        let model = crate::render::text::model_name(model);
+        let model = model_name(model);
         property(
             format!("{case} tokens {model} input"),
             usage.input_tokens.to_string(),
@@ -265,62 +266,56 @@ fn row_properties(row: &Row, out: &mut String) {
             );
         }
     }
+    properties
 }
 
-fn write_case(case: &Case, out: &mut String) {
-    let _ = write!(
-        out,
-        "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
-        escape(&case.name),
-        escape(&case.classname),
-        seconds(case.time)
-    );
-    match &case.verdict {
-        CaseResult::Passed => out.push_str("/>\n"),
+fn test_case(case: Case) -> TestCase {
+    let status = match case.verdict {
+        CaseResult::Passed => TestCaseStatus::success(),
         CaseResult::Failed {
             kind,
             message,
             text,
         } => {
-            let _ = write!(
-                out,
-                ">\n      <{kind} message=\"{}\" type=\"{}\">{}</{kind}>\n    </testcase>\n",
-                escape(message),
-                escape(message.split(':').next().unwrap_or(kind)),
-                escape(text)
-            );
+            let mut status = TestCaseStatus::non_success(if kind == "error" {
+                NonSuccessKind::Error
+            } else {
+                NonSuccessKind::Failure
+            });
+            status
+                .set_type(clean(message.split(':').next().unwrap_or(kind)))
+                .set_message(clean(&message))
+                .set_description(clean(&text));
+            status
         }
         CaseResult::Skipped { message } => {
-            let _ = write!(
-                out,
-                ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-                escape(message)
-            );
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(clean(&message));
+            status
         }
-    }
+    };
+    let mut test_case = TestCase::new(clean(&case.name), status);
+    test_case
+        .set_classname(clean(&case.classname))
+        .set_time(duration(case.time));
+    test_case
 }
 
-/// Seconds with three decimals: the schema's time pattern allows no more.
-fn seconds(time: f64) -> String {
-    format!("{:.3}", if time.is_finite() { time.max(0.0) } else { 0.0 })
+/// Seconds as the schema's time takes them (the writer prints three decimals): a negative or
+/// non-finite time is none.
+fn duration(time: f64) -> Duration {
+    Duration::try_from_secs_f64(time).unwrap_or_default()
 }
 
-/// Text for an XML attribute or element: markup escaped, and characters XML 1.0 cannot hold
-/// (most control characters) replaced, so that a panic message with an escape sequence still
-/// gives a file every consumer reads.
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
+/// Text for XML: characters XML 1.0 cannot hold (most control characters) replaced, so that a
+/// panic message with an escape sequence still gives a file every consumer reads, and says
+/// where a character was. (The writer would drop them, and an escape sequence's tail with them.)
+fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\t' | '\n' | '\r' => c,
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => '\u{FFFD}',
+            c => c,
+        })
+        .collect()
 }

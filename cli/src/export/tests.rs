@@ -1,13 +1,57 @@
-//! The export sinks against one report with every kind of row: snapshots of the Markdown and
-//! the JUnit XML, and the rules they share with the terminal summary.
+//! The CLI's report files against one report with every kind of row (the runtime's HTML tests
+//! build the same): snapshots of the Markdown and the JUnit XML, and the rules they share with
+//! the terminal summary.
 
-use crate::export::{doctor_command, junit, markdown, records_by_row};
-use crate::model::tests::{info, record};
-use crate::model::{CaseInfo, Record, Report};
-use crate::render::{summary, Options};
-use crate::types::stats::{GateSpec, Rule, StatsConfig};
-use crate::types::status::{Outcome, Status};
-use crate::types::usage::TokenUsage;
+use probtest::__cli::{doctor_command, records_by_row};
+use probtest::stats::{GateSpec, Rule, StatsConfig};
+use probtest::{summary, CaseInfo, OrderedMap, Outcome, Record, RenderOptions as Options};
+use probtest::{Report, Status, TokenUsage};
+
+use crate::export::markdown::markdown;
+
+/// The report as JUnit XML.
+fn junit(report: &Report) -> String {
+    crate::export::junit::junit(report).expect("the XML is written")
+}
+
+fn info(case: &str) -> CaseInfo {
+    let (short, case_id) = case.split_once("::").unwrap_or((case, case));
+    CaseInfo {
+        case: case.to_string(),
+        package: "fixture".into(),
+        module: "evals".into(),
+        function: format!("bench_{short}"),
+        case_id: case_id.to_string(),
+        file: "tests/evals.rs".to_string(),
+        line: if short == "classify" { 10 } else { 20 },
+        index: u32::from(case_id.as_bytes().first().copied().unwrap_or(0)),
+        runs: 10,
+        params: OrderedMap(vec![("text".to_string(), format!("{case_id:?}"))]),
+        gate: None,
+        compare: None,
+        latency: None,
+        parts: Vec::new(),
+    }
+}
+
+fn record(case: &str, run: u32, outcome: Outcome, cost: f64, usage: Vec<TokenUsage>) -> Record {
+    Record {
+        case: case.to_string().into(),
+        package: "fixture".into(),
+        module: "evals".into(),
+        run,
+        attempt: 1,
+        outcome,
+        message: (outcome != Outcome::Pass).then(|| format!("{outcome:?} in run {run}")),
+        location: None,
+        elapsed: 0.001,
+        cost,
+        usage,
+        waited: 0.0,
+        waited_for: None,
+        replayed: None,
+    }
+}
 
 fn runs(case: &str, outcomes: &[(Outcome, usize)], cost: f64) -> Vec<Record> {
     let mut records = Vec::new();
@@ -32,7 +76,7 @@ fn runs(case: &str, outcomes: &[(Outcome, usize)], cost: f64) -> Vec<Record> {
 }
 
 /// Every status, a gate of each verdict, cost and tokens, and ids that need escaping.
-pub(crate) fn fixture() -> Report {
+fn fixture() -> Report {
     use Outcome::{Error, Fail, Pass};
     let mut records = runs("triage::refund please-Terse", &[(Pass, 10)], 0.0002);
     records.extend(runs(
@@ -200,7 +244,8 @@ fn junit_has_a_suite_per_function_a_case_per_row_and_a_case_per_gate() {
 fn replayed_cost_is_said_apart_in_the_summary_the_markdown_and_the_html() {
     let mut records = runs("triage::refund", &[(Outcome::Pass, 3)], 0.002);
     records[1].replayed = Some(0.002);
-    let report = crate::model::tests::build(records);
+    let infos: Vec<CaseInfo> = records.iter().map(|r| info(&r.case)).collect();
+    let report = Report::build(infos, records, &StatsConfig::default());
     let line = "Replayed: $0.0020 of it from the cassette (1 run), not spent";
     assert!(
         summary(&report, &Options::default()).contains(&format!("  {line}")),
@@ -210,16 +255,13 @@ fn replayed_cost_is_said_apart_in_the_summary_the_markdown_and_the_html() {
         markdown(&report).contains(&format!("{line}  ")),
         "the Markdown"
     );
-    #[cfg(feature = "html")]
-    {
-        let page = crate::export::html::html(&report, &crate::export::html::History::default());
-        assert!(page.contains(&format!("<p>{line}</p>")), "the HTML");
-    }
+    let page = probtest::export::html(&report, &probtest::export::History::default());
+    assert!(page.contains(&format!("<p>{line}</p>")), "the HTML");
 }
 
 #[test]
 fn junit_has_a_case_per_latency_gate() {
-    use crate::types::stats::latency::LatencySpec;
+    use probtest::stats::latency::LatencySpec;
     let gated = |case: &str| CaseInfo {
         runs: 20,
         latency: Some(LatencySpec {
