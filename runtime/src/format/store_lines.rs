@@ -14,7 +14,6 @@ use crate::model::{CaseInfo, Record};
 use crate::types::stats::StatsConfig;
 use crate::types::status::Outcome;
 use crate::types::sum::finite;
-use crate::types::usage::TokenUsage;
 
 /// One line of the session file. Written from borrowed data (every run writes two), read back
 /// owned.
@@ -64,10 +63,29 @@ pub(crate) enum Line<'a> {
         run: u32,
         attempt: u32,
     },
-    /// The run `seq` of process `proc` finished; who and which run it was is on its start.
+    /// The run `seq` of process `proc` finished; who and which run it was is on its start, so
+    /// `record` names no case until the reader joins the two.
     End {
         proc: Cow<'a, str>,
         seq: u64,
+        #[serde(flatten, with = "end_fields")]
+        record: Record,
+    },
+}
+
+/// The fields of an end line after `seq`: how the run ended, every field written (as `null`,
+/// `[]` or `0` when empty) by serde, read with the optional ones defaulted.
+mod end_fields {
+    use std::borrow::Cow;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::model::Record;
+    use crate::types::status::Outcome;
+    use crate::types::usage::TokenUsage;
+
+    #[derive(Serialize, Deserialize)]
+    struct EndFields<'a> {
         outcome: Outcome,
         #[serde(default)]
         message: Option<Cow<'a, str>>,
@@ -85,7 +103,43 @@ pub(crate) enum Line<'a> {
         /// The cost replayed from the cassette, when the run replayed anything.
         #[serde(default)]
         replayed: Option<f64>,
-    },
+    }
+
+    pub(super) fn serialize<S: Serializer>(
+        record: &Record,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        EndFields {
+            outcome: record.outcome,
+            message: record.message.as_deref().map(Cow::Borrowed),
+            location: record.location.as_deref().map(Cow::Borrowed),
+            elapsed: record.elapsed,
+            cost: record.cost,
+            usage: Cow::Borrowed(&record.usage),
+            waited: record.waited,
+            waited_for: record.waited_for.as_deref().map(Cow::Borrowed),
+            replayed: record.replayed,
+        }
+        .serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Record, D::Error> {
+        let fields = EndFields::deserialize(deserializer)?;
+        Ok(Record {
+            outcome: fields.outcome,
+            message: fields.message.map(Cow::into_owned),
+            location: fields.location.map(Cow::into_owned),
+            elapsed: fields.elapsed,
+            cost: fields.cost,
+            usage: fields.usage.into_owned(),
+            waited: fields.waited,
+            waited_for: fields.waited_for.map(Cow::into_owned),
+            replayed: fields.replayed,
+            ..Record::default()
+        })
+    }
 }
 
 /// A cursor over a run line as [`start_line`] and [`end_line`] write it, for the lines without
@@ -173,26 +227,25 @@ impl<'a> Plain<'a> {
         let cost = self.number()?;
         let mut message = None;
         if self.literal(",\"message\":").is_some() {
-            message = Some(Cow::Owned(self.string()?.to_string()));
+            message = Some(self.string()?.to_string());
         }
         let mut location = None;
         if self.literal(",\"location\":").is_some() {
-            location = Some(Cow::Owned(self.string()?.to_string()));
+            location = Some(self.string()?.to_string());
         }
         // Usage is rarer and nested: serde reads those lines.
         self.literal("}")?;
-        self.0.is_empty().then_some(Line::End {
+        self.0.is_empty().then(|| Line::End {
             proc: Cow::Owned(proc.to_string()),
             seq,
-            outcome,
-            message,
-            location,
-            elapsed,
-            cost,
-            usage: Cow::Owned(Vec::new()),
-            waited: 0.0,
-            waited_for: None,
-            replayed: None,
+            record: Record {
+                outcome,
+                message,
+                location,
+                elapsed,
+                cost,
+                ..Record::default()
+            },
         })
     }
 }

@@ -516,7 +516,7 @@ fn totals_that_overflowed_are_written_readable_and_warned_of() {
     let line = crate::format::store_lines::end_line("1-2", 7, &report.records[2]).expect("line");
     let parsed = crate::format::store_lines::Line::parse(line.trim_start().as_bytes());
     assert!(
-        matches!(parsed, Some(crate::format::store_lines::Line::End { cost, .. }) if cost == f64::MAX),
+        matches!(parsed, Some(crate::format::store_lines::Line::End { record, .. }) if record.cost == f64::MAX),
         "{line}"
     );
     // A head kept in place, whose own warnings lack the overflow, still says it once.

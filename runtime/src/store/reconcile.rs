@@ -104,15 +104,7 @@ impl Session {
             lines.push(Line::End {
                 proc: Cow::Owned(proc.clone()),
                 seq,
-                outcome: record.outcome,
-                message: record.message.clone().map(Cow::Owned),
-                location: None,
-                elapsed: record.elapsed,
-                cost: 0.0,
-                usage: Cow::Owned(Vec::new()),
-                waited: 0.0,
-                waited_for: None,
-                replayed: None,
+                record: record.clone(),
             });
             data.records.push(record);
             data.open.push(None);
