@@ -1,5 +1,7 @@
-//! The JSON report's shapes: the fast writers of what every run patches (a record, a row's
-//! tail, the totals, the head) and the header, with serde for reading and as their oracle.
+//! The JSON report: the fast writers of what every run patches (a record, a row's tail, the
+//! totals, the head), the header, the whole file ([`whole`]), and the reader
+//! ([`Report::from_json`]). serde's shapes (`format::shape`) read it and are the fast writers'
+//! oracle.
 //!
 //! Layer: format. Imports `crate::types` and `crate::model` only.
 

@@ -2,7 +2,9 @@
 //! serde's derived shape of each, kept here so that the model stays plain data. Each shape
 //! names its model type (`#[serde(remote = ...)]`), and [`shaped!`] gives the model type
 //! `Serialize` and `Deserialize` through it, so that nested values and `serde_json` calls on
-//! model types work as if the model derived them.
+//! model types work as if the model derived them. A shape that reads checks at compile time
+//! that it names every field of its model type; one that only writes (`write`) does not, so a
+//! field added to such a model type is added here too.
 //!
 //! Layer: format. Imports `crate::types` and `crate::model` only.
 
