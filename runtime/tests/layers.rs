@@ -1,8 +1,10 @@
 //! The runtime's layers import only downward: this test reads every source file under
 //! `src/<layer>/` and fails on a `crate::<layer>` path that names a layer above its own (or a
-//! sibling of its own rank). Inside the harness, the run context (`harness/context/`) is a leaf
-//! its features build on: it imports none of them, and nothing in the harness but the runner
-//! itself imports `harness::runner`. ARCHITECTURE.md explains the layers.
+//! sibling of its own rank), or on `store` importing `render` outside the modules that
+//! ARCHITECTURE.md's `store` row names. Inside the harness, the run context
+//! (`harness/context/`) is a leaf its features build on: it imports none of them, and nothing
+//! in the harness but the runner itself imports `harness::runner`. ARCHITECTURE.md explains the
+//! layers.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -64,8 +66,31 @@ fn crate_paths(text: &str) -> Vec<(usize, String)> {
     paths
 }
 
-/// The layer folders found under `src`, and the violations in them.
-fn check(src: &Path) -> (Vec<String>, Vec<String>) {
+/// The modules of `store` that may import `render`, as ARCHITECTURE.md's `store` row names
+/// them: the backquoted names after "`render` only in" in its last cell (`live/rebuild` is
+/// `src/store/live/rebuild.rs`). None when the file or the phrase is missing.
+fn store_render_modules(architecture: &str) -> Vec<String> {
+    let Some(row) = architecture
+        .lines()
+        .find(|line| line.starts_with("| 3 | `store/` |"))
+    else {
+        return Vec::new();
+    };
+    let cell = row.trim_end_matches('|').rsplit('|').next().unwrap_or("");
+    let Some((_, allowed)) = cell.split_once("`render` only in") else {
+        return Vec::new();
+    };
+    allowed
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The layer folders found under `src`, and the violations in them. `store_render` lists the
+/// modules of `store` that may import `render`.
+fn check(src: &Path, store_render: &[String]) -> (Vec<String>, Vec<String>) {
     let mut layers = Vec::new();
     let mut violations = Vec::new();
     for entry in fs::read_dir(src).expect("src is listable") {
@@ -88,9 +113,20 @@ fn check(src: &Path) -> (Vec<String>, Vec<String>) {
         sources(&dir, &mut files);
         for file in files {
             let text = fs::read_to_string(&file).expect("source is readable");
+            let module = file
+                .strip_prefix(&dir)
+                .unwrap_or(&file)
+                .with_extension("")
+                .to_string_lossy()
+                .replace('\\', "/");
             for (line, name) in crate_paths(&text) {
                 let Some(theirs) = rank(&name) else { continue };
-                if name != layer && theirs >= own {
+                if layer == "store" && name == "render" && !store_render.contains(&module) {
+                    violations.push(format!(
+                        "src/store/{module}.rs:{line}: `store` imports `crate::render` outside \
+                         the modules ARCHITECTURE.md's `store` row allows"
+                    ));
+                } else if name != layer && theirs >= own {
                     violations.push(format!(
                         "{}:{line}: layer `{layer}` imports `crate::{name}`, which is not below it",
                         file.strip_prefix(src.parent().expect("crate root"))
@@ -109,7 +145,14 @@ fn check(src: &Path) -> (Vec<String>, Vec<String>) {
 #[test]
 fn every_layer_imports_only_from_the_layers_below_it() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let (layers, violations) = check(&src);
+    let architecture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ARCHITECTURE.md");
+    let architecture = fs::read_to_string(&architecture).expect("ARCHITECTURE.md is readable");
+    let store_render = store_render_modules(&architecture);
+    assert!(
+        !store_render.is_empty(),
+        "ARCHITECTURE.md's `store` row says where `store` may import `render`"
+    );
+    let (layers, violations) = check(&src, &store_render);
     let mut expected: Vec<String> = LAYERS.iter().map(|(name, _)| name.to_string()).collect();
     expected.sort();
     assert_eq!(layers, expected, "every layer has its folder under src/");
@@ -134,9 +177,20 @@ fn an_upward_import_is_caught() {
         "fn f() { crate::format::y(); }\n",
     )
     .expect("written");
-    let (_, violations) = check(&src);
+    fs::write(
+        src.join("store").join("allowed.rs"),
+        "fn f() { crate::render::y(); }\n",
+    )
+    .expect("written");
+    fs::write(
+        src.join("store").join("other.rs"),
+        "fn f() { crate::render::y(); }\n",
+    )
+    .expect("written");
+    let (_, violations) = check(&src, &["allowed".to_string()]);
     let _ = fs::remove_dir_all(&root);
-    assert_eq!(violations.len(), 2, "{violations:?}");
+    assert_eq!(violations.len(), 3, "{violations:?}");
+    assert!(violations.iter().any(|v| v.contains("store/other.rs:1")));
     assert!(violations[0].contains("model/leak.rs:3") || violations[1].contains("model/leak.rs:3"));
     assert!(violations.iter().any(|v| v.contains("render/x.rs:1")));
 }
@@ -368,4 +422,14 @@ fn a_tangled_run_context_is_caught() {
     assert!(
         violations[3].starts_with("src/harness/limits.rs:3:") && violations[3].contains("`impl`")
     );
+}
+
+#[test]
+fn the_store_row_names_the_modules_that_may_use_render() {
+    let row = "| 3 | `store/` | files | `types`, `model`, `format`; `render` only in `report_file` and `live/rebuild`, for text a report carries |";
+    assert_eq!(
+        store_render_modules(row),
+        vec!["report_file".to_string(), "live/rebuild".to_string()]
+    );
+    assert!(store_render_modules("| 3 | `store/` | files | `types` |").is_empty());
 }

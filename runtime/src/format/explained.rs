@@ -1,54 +1,24 @@
 //! The report with its `explanation` strings (`PROB_EXPLAIN`), where pytest-probability puts
 //! them: each row, its gate and its latency; each aggregate and each of its metrics; each
-//! comparison; the baseline block and each of its comparisons. The texts are made elsewhere
-//! (the terminal's explained section, `render`); this module only places them, through views
-//! that serialize as the model does plus the field, so that every map keeps its order.
+//! comparison; the baseline block and each of its comparisons. The texts are gathered in
+//! `render::explained` (the terminal's explained section); this module only places them,
+//! through views that serialize as the model does plus the field, so that every map keeps its
+//! order. The whole file is written by `format::report::whole`.
 //!
 //! Layer: format. Imports `crate::types` and `crate::model` only.
-
-use std::io;
 
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 use crate::model::analysis::{BaselineResult, Comparison, MetricAggregate};
-use crate::model::stopping::{Stop, Stopping};
-use crate::model::{Aggregate, CaseInfo, Record, Report, Row, Totals};
+use crate::model::explanations::{Explanations, RowExplanations};
+use crate::model::stopping::Stop;
+use crate::model::{Aggregate, CaseInfo, Row};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::latency::LatencyResult;
-use crate::types::stats::{GateResult, Interval, StatsConfig};
+use crate::types::stats::{GateResult, Interval};
 use crate::types::status::Status;
 use crate::types::usage::UsageTotals;
-
-/// Every text of a report, each where it goes.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Explanations {
-    /// One per row, in the report's order.
-    pub(crate) rows: Vec<RowExplanations>,
-    /// One per aggregate, in the report's order.
-    pub(crate) aggregates: Vec<AggregateExplanations>,
-    /// One per comparison.
-    pub(crate) comparisons: Vec<String>,
-    /// The baseline block's, when there is one.
-    pub(crate) baseline: Option<String>,
-    /// One per comparison with the baseline.
-    pub(crate) baseline_comparisons: Vec<String>,
-}
-
-/// A row's texts: its own, its gate's and its latency's, when it has those.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct RowExplanations {
-    pub(crate) row: String,
-    pub(crate) gate: Option<String>,
-    pub(crate) latency: Option<String>,
-}
-
-/// An aggregate's text (none before the analysis, which it reads) and each metric's, by name.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct AggregateExplanations {
-    pub(crate) aggregate: Option<String>,
-    pub(crate) metrics: Vec<(String, String)>,
-}
 
 /// A value as it serializes, with an `explanation` field last when there is a text.
 #[derive(Serialize)]
@@ -220,61 +190,4 @@ pub(crate) fn explained_row<'a>(row: &'a Row, texts: Option<&'a RowExplanations>
             .map(|l| explained(l, texts.and_then(|t| t.latency.as_deref()))),
         explanation: texts.map(|t| t.row.as_str()),
     }
-}
-
-/// The whole report as the model writes it, with every text of an [`Explanations`].
-#[derive(Serialize)]
-struct ReportView<'a> {
-    schema: u32,
-    tool: &'a str,
-    version: &'a str,
-    created: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    session: &'a Option<String>,
-    runs: u32,
-    exit_status: i32,
-    stats_config: &'a StatsConfig,
-    totals: &'a Totals,
-    rows: Vec<RowView<'a>>,
-    aggregates: Vec<AggregateView<'a>>,
-    comparisons: Vec<Explained<'a, Comparison>>,
-    baseline: Option<BaselineView<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stopping: &'a Option<Stopping>,
-    warnings: &'a [String],
-    records: &'a [Record],
-}
-
-/// The whole report as pretty JSON and a newline, with the texts of `texts` when there are
-/// any: what `Report::write_atomically` writes.
-pub(crate) fn pretty(report: &Report, texts: Option<&Explanations>) -> io::Result<String> {
-    let mut text = match texts {
-        None => serde_json::to_string_pretty(report),
-        Some(texts) => serde_json::to_string_pretty(&ReportView {
-            schema: report.schema,
-            tool: &report.tool,
-            version: &report.version,
-            created: &report.created,
-            session: &report.session,
-            runs: report.runs,
-            exit_status: report.exit_status,
-            stats_config: &report.stats_config,
-            totals: &report.totals,
-            rows: report
-                .rows
-                .iter()
-                .enumerate()
-                .map(|(index, row)| explained_row(row, texts.rows.get(index)))
-                .collect(),
-            aggregates: explained_aggregates(&report.aggregates, texts),
-            comparisons: explained_list(&report.comparisons, &texts.comparisons),
-            baseline: explained_baseline(report.baseline.as_ref(), texts),
-            stopping: &report.stopping,
-            warnings: &report.warnings,
-            records: &report.records,
-        }),
-    }
-    .map_err(io::Error::other)?;
-    text.push('\n');
-    Ok(text)
 }

@@ -2,10 +2,9 @@
 //! aggregates, the analysis' fields) against the serde views of the whole report, and those
 //! views against serde's report without them.
 
-use crate::format::explained::{
-    explained_row, pretty, AggregateExplanations, Explanations, RowExplanations,
-};
-use crate::format::report::{analysis, head, row_tail};
+use crate::format::explained::explained_row;
+use crate::format::report::{analysis, head, row_tail, whole as report_file};
+use crate::model::explanations::{AggregateExplanations, Explanations, RowExplanations};
 use crate::model::tests::{info, record};
 use crate::model::Report;
 use crate::types::stats::latency::LatencySpec;
@@ -83,7 +82,7 @@ fn texts(report: &Report) -> Explanations {
 fn the_fast_writers_place_each_explanation_where_the_whole_report_has_it() {
     let report = report();
     let texts = texts(&report);
-    let written = pretty(&report, Some(&texts)).expect("written");
+    let written = report_file(&report, Some(&texts)).expect("written");
     let whole: serde_json::Value = serde_json::from_str(&written).expect("JSON");
     for (index, row) in report.rows.iter().enumerate() {
         let ours = row.info.row_prefix().expect("prefix")
@@ -126,21 +125,21 @@ fn the_fast_writers_place_each_explanation_where_the_whole_report_has_it() {
     // it does without the texts.
     let at = |needle: &str| written.find(needle).expect("written");
     assert!(at("\"pass^3\": {") < at("\"pass@2\": {"));
-    let plain = pretty(&report, None).expect("written");
+    let plain = report_file(&report, None).expect("written");
     assert_eq!(Report::from_json(&written), Report::from_json(&plain));
 }
 
 #[test]
 fn without_texts_the_views_write_what_serde_writes() {
     let report = report();
-    let plain = pretty(&report, None).expect("written");
+    let plain = report_file(&report, None).expect("written");
     assert_eq!(
         plain,
         serde_json::to_string_pretty(&report).expect("serde writes it") + "\n"
     );
     // Byte for byte: the views have every field of the model, in its order.
     assert_eq!(
-        pretty(&report, Some(&Explanations::default())).expect("written"),
+        report_file(&report, Some(&Explanations::default())).expect("written"),
         plain
     );
     for row in &report.rows {

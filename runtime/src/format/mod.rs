@@ -12,6 +12,7 @@ pub(crate) mod explained;
 mod explanation_tests;
 pub(crate) mod peer;
 pub(crate) mod report;
+mod shape;
 pub(crate) mod store_lines;
 #[cfg(test)]
 mod tests;

@@ -1,64 +1,28 @@
-//! The JSON report's shapes: the fast writers of what every run patches (a record, a row's
-//! tail, the totals, the head) and the header, with serde for reading and as their oracle.
+//! The JSON report: the fast writers of what every run patches (a record, a row's tail, the
+//! totals, the head), the header, the whole file ([`whole`]), and the reader
+//! ([`Report::from_json`]). serde's shapes (`format::shape`) read it and are the fast writers'
+//! oracle.
 //!
 //! Layer: format. Imports `crate::types` and `crate::model` only.
 
 use std::borrow::Cow;
 use std::io;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 use crate::format::escape::{serde, serde_or, Num, OptionalStr, Str};
+use serde::Serialize;
+
 use crate::format::explained::{
-    explained_aggregates, explained_baseline, explained_list, Explanations, RowExplanations,
+    explained_aggregates, explained_baseline, explained_list, explained_row, AggregateView,
+    BaselineView, Explained, RowView,
 };
+use crate::model::analysis::Comparison;
+use crate::model::explanations::{Explanations, RowExplanations};
+use crate::model::stopping::Stopping;
 use crate::model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
 use crate::types::stats::latency::LatencyResult;
 use crate::types::stats::{StatsConfig, Verdict};
 use crate::types::status::Outcome;
 use crate::types::sum::finite;
-use crate::types::usage::TokenUsage;
-
-/// A record as the report holds it, pytest-probability's shape plus probtest's fields: the
-/// text of a failed run in `message`, of an errored run in `error`, and a `cost` of `null` for
-/// a run that spent nothing. Reading takes reports of schema 1 too, which kept both texts in
-/// `message`, and the peer's records, which have no package, module, attempt or location.
-#[derive(Serialize, Deserialize)]
-struct RecordShape<'a> {
-    case: Cow<'a, str>,
-    #[serde(default)]
-    package: Cow<'a, str>,
-    #[serde(default)]
-    module: Cow<'a, str>,
-    run: u32,
-    #[serde(default = "first_attempt")]
-    attempt: u32,
-    outcome: Outcome,
-    #[serde(default)]
-    message: Option<Cow<'a, str>>,
-    #[serde(default)]
-    error: Option<Cow<'a, str>>,
-    #[serde(default)]
-    location: Option<Cow<'a, str>>,
-    #[serde(default)]
-    elapsed: f64,
-    #[serde(default)]
-    cost: Option<f64>,
-    #[serde(default)]
-    usage: Cow<'a, [TokenUsage]>,
-    /// probtest's: seconds waited for limits and for which, when the run waited.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    waited: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    waited_for: Option<Cow<'a, str>>,
-    /// probtest's: the cost replayed from the cassette, when the run replayed anything.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    replayed: Option<f64>,
-}
-
-fn is_zero(value: &f64) -> bool {
-    *value == 0.0
-}
 
 /// The fields a record has only when the run waited for a limit or replayed from the cassette,
 /// as serde writes them: `,"waited":…,"waited_for":…,"replayed":…`.
@@ -76,12 +40,8 @@ pub(crate) fn record_extras(record: &Record) -> String {
     extras
 }
 
-fn first_attempt() -> u32 {
-    1
-}
-
 /// Where a record's text goes: `(message, error)`.
-fn texts(record: &Record) -> (Option<&str>, Option<&str>) {
+pub(crate) fn texts(record: &Record) -> (Option<&str>, Option<&str>) {
     let text = record.message.as_deref();
     match record.outcome {
         Outcome::Error => (None, text),
@@ -92,54 +52,8 @@ fn texts(record: &Record) -> (Option<&str>, Option<&str>) {
 /// The cost as the report writes it: `null` when the run spent nothing; a cost past the largest
 /// number (amounts that overflowed within one run) as that number, since JSON has no infinity
 /// and `null` would read back as nothing spent.
-fn spent(record: &Record) -> Option<f64> {
+pub(crate) fn spent(record: &Record) -> Option<f64> {
     (record.cost != 0.0).then(|| finite(record.cost))
-}
-
-impl Serialize for Record {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let (message, error) = texts(self);
-        RecordShape {
-            case: Cow::Borrowed(&self.case),
-            package: Cow::Borrowed(&self.package),
-            module: Cow::Borrowed(&self.module),
-            run: self.run,
-            attempt: self.attempt,
-            outcome: self.outcome,
-            message: message.map(Cow::Borrowed),
-            error: error.map(Cow::Borrowed),
-            location: self.location.as_deref().map(Cow::Borrowed),
-            elapsed: self.elapsed,
-            cost: spent(self),
-            usage: Cow::Borrowed(&self.usage),
-            waited: finite(self.waited),
-            waited_for: self.waited_for.as_deref().map(Cow::Borrowed),
-            replayed: self.replayed.map(finite),
-        }
-        .serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for Record {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let shape = RecordShape::deserialize(deserializer)?;
-        Ok(Record {
-            case: Cow::Owned(shape.case.into_owned()),
-            package: Cow::Owned(shape.package.into_owned()),
-            module: Cow::Owned(shape.module.into_owned()),
-            run: shape.run,
-            attempt: shape.attempt,
-            outcome: shape.outcome,
-            message: shape.error.or(shape.message).map(Cow::into_owned),
-            location: shape.location.map(Cow::into_owned),
-            elapsed: shape.elapsed,
-            cost: shape.cost.unwrap_or(0.0),
-            usage: shape.usage.into_owned(),
-            waited: shape.waited,
-            waited_for: shape.waited_for.map(Cow::into_owned),
-            replayed: shape.replayed,
-        })
-    }
 }
 
 /// A record, as `serde_json::to_string(record)` writes it, up to number spelling.
@@ -443,6 +357,63 @@ pub(crate) fn analysis(
         serde(&explained_list(&report.comparisons, &texts.comparisons))?,
         serde(&explained_baseline(report.baseline.as_ref(), texts))?
     ))
+}
+
+/// The whole report as the model writes it, with every text of an [`Explanations`].
+#[derive(Serialize)]
+struct ReportView<'a> {
+    schema: u32,
+    tool: &'a str,
+    version: &'a str,
+    created: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: &'a Option<String>,
+    runs: u32,
+    exit_status: i32,
+    stats_config: &'a StatsConfig,
+    totals: &'a Totals,
+    rows: Vec<RowView<'a>>,
+    aggregates: Vec<AggregateView<'a>>,
+    comparisons: Vec<Explained<'a, Comparison>>,
+    baseline: Option<BaselineView<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopping: &'a Option<Stopping>,
+    warnings: &'a [String],
+    records: &'a [Record],
+}
+
+/// The whole report file: pretty JSON and a newline, with the texts of `texts` when there are
+/// any. `Report::write_atomically` writes it, and a live report's rebuild when it is final.
+pub(crate) fn whole(report: &Report, texts: Option<&Explanations>) -> io::Result<String> {
+    let mut text = match texts {
+        None => serde_json::to_string_pretty(report),
+        Some(texts) => serde_json::to_string_pretty(&ReportView {
+            schema: report.schema,
+            tool: &report.tool,
+            version: &report.version,
+            created: &report.created,
+            session: &report.session,
+            runs: report.runs,
+            exit_status: report.exit_status,
+            stats_config: &report.stats_config,
+            totals: &report.totals,
+            rows: report
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(index, row)| explained_row(row, texts.rows.get(index)))
+                .collect(),
+            aggregates: explained_aggregates(&report.aggregates, texts),
+            comparisons: explained_list(&report.comparisons, &texts.comparisons),
+            baseline: explained_baseline(report.baseline.as_ref(), texts),
+            stopping: &report.stopping,
+            warnings: &report.warnings,
+            records: &report.records,
+        }),
+    }
+    .map_err(io::Error::other)?;
+    text.push('\n');
+    Ok(text)
 }
 
 impl CaseInfo {

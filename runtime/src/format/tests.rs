@@ -474,6 +474,29 @@ fn run_lines_read_by_hand_as_serde_reads_them() {
     records[0].message = Some("plain words".into());
     records[0].location = Some("tests/evals.rs:3:9".into());
     records[1].elapsed = f64::NAN;
+    // Escaped text, usage and waits: every field an end line may have.
+    let mut full = records[0].clone();
+    full.case = "tab\tquote\"slash\\ é \u{1}".into();
+    full.message = Some("line one\nline \"two\" \u{1f600} \u{7}".into());
+    full.location = Some("C:\\src\\evals.rs:3:9".into());
+    full.usage = vec![
+        crate::types::usage::TokenUsage {
+            model: "m\"1".into(),
+            input_tokens: 10,
+            output_tokens: 2,
+            cached_input_tokens: 1,
+            cost: 0.25,
+        },
+        crate::types::usage::TokenUsage {
+            model: "m2".into(),
+            cost: 1e-7,
+            ..Default::default()
+        },
+    ];
+    full.waited = 1.5;
+    full.waited_for = Some("api \"x\"".into());
+    full.replayed = Some(0.125);
+    records.push(full);
     for record in &records {
         let identity = identity_fragment(&record.package, &record.module, &record.case);
         let start = start_line("123-456", 7, &identity, record.run, record.attempt);
@@ -482,6 +505,7 @@ fn run_lines_read_by_hand_as_serde_reads_them() {
             let bytes = text.trim_start_matches('\n').as_bytes();
             let ours = Line::parse(bytes);
             let serde = serde_json::from_slice::<Line<'static>>(bytes).ok();
+            assert!(ours.is_some(), "read by hand: {text}");
             assert_eq!(format!("{ours:?}"), format!("{serde:?}"), "{text}");
             // A line cut short by a killed process is no line at all.
             let torn = &bytes[..bytes.len() - 3];
@@ -516,7 +540,7 @@ fn totals_that_overflowed_are_written_readable_and_warned_of() {
     let line = crate::format::store_lines::end_line("1-2", 7, &report.records[2]).expect("line");
     let parsed = crate::format::store_lines::Line::parse(line.trim_start().as_bytes());
     assert!(
-        matches!(parsed, Some(crate::format::store_lines::Line::End { cost, .. }) if cost == f64::MAX),
+        matches!(parsed, Some(crate::format::store_lines::Line::End { record, .. }) if record.cost == f64::MAX),
         "{line}"
     );
     // A head kept in place, whose own warnings lack the overflow, still says it once.

@@ -5,8 +5,6 @@
 //!
 //! Layer: model.
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::analysis::MetricAggregate;
 use crate::model::report::{Aggregate, Row};
 use crate::types::ordered_map::OrderedMap;
@@ -19,7 +17,7 @@ pub(crate) fn aggregates(rows: &[Row], config: &StatsConfig) -> Vec<Aggregate> {
 }
 
 /// The running sums of one function's metrics, so that its means change in constant time.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default)]
 pub(crate) struct FunctionSums {
     pub(crate) function: String,
     pub(crate) module: String,

@@ -3,8 +3,6 @@
 //!
 //! Layer: model. Imports only `crate::types`.
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::record::Record;
 use crate::types::key::CaseKey;
 use crate::types::ordered_map::OrderedMap;
@@ -12,7 +10,7 @@ use crate::types::stats::latency::LatencySpec;
 use crate::types::stats::{percent_text, GateSpec, Rule, StatsConfig};
 
 /// Who a case is: where its function lives and which values it runs with.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CaseInfo {
     /// The row id: `<short>::<case-id>`, or the short name for an unparametrized function.
     pub case: String,
@@ -35,32 +33,20 @@ pub struct CaseInfo {
     /// Each argument's value as written in `params(...)`.
     pub params: OrderedMap<String>,
     /// The case's own gate, from its attribute (a row's `gate` holds the verdict).
-    #[serde(default, rename = "gate_spec", skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateSpec>,
     /// The function's comparison of one argument's values, from its attribute.
-    #[serde(
-        default,
-        rename = "compare_spec",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub compare: Option<CompareSpec>,
     /// The case's latency quantile and latency gate, from its attribute; none: the session's
     /// quantile, ungated.
-    #[serde(
-        default,
-        rename = "latency_spec",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub latency: Option<LatencySpec>,
     /// Per group of `params(...)`, in written order, the value this case takes: what pairs
     /// cases in a comparison.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<Part>,
 }
 
 /// A comparison as `#[probability(compare = "model", baseline = .., margin = .., equivalence
 /// = ..)]` writes it (pytest-probability's mark arguments).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompareSpec {
     /// The argument whose values (the arms) are compared.
     pub axis: String,
@@ -69,12 +55,11 @@ pub struct CompareSpec {
     /// With a margin the comparison is a gate: non-inferiority, or equivalence.
     pub margin: Option<f64>,
     /// Whether the margin asks for equivalence (|Δ| ≤ margin) rather than non-inferiority.
-    #[serde(default)]
     pub equivalence: bool,
 }
 
 /// One group of `params(...)` as a case takes it.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Part {
     /// The group's argument names (several for a zipped group).
     pub names: Vec<String>,

@@ -5,14 +5,12 @@
 //!
 //! Layer: model. Imports only `crate::types` and the model.
 
-use serde::Serialize;
-
 use crate::model::report::Report;
 use crate::types::key::CaseKey;
 use crate::types::stats::paired::{fisher_exact, newcombe};
 
 /// One case over the sessions.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CaseHistory {
     /// The row id.
     pub case: String,
@@ -28,7 +26,7 @@ pub struct CaseHistory {
 }
 
 /// The latest of a case's sessions against the one before.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Change {
     /// Index of the earlier session in [`History::sessions`].
     pub from: usize,
@@ -48,7 +46,7 @@ pub struct Change {
 
 /// Every case of the sessions, in the latest session's row order (cases that only earlier
 /// sessions ran after them).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct History {
     /// The sessions' keys, oldest first.
     pub sessions: Vec<String>,

@@ -8,6 +8,7 @@ pub(crate) mod aggregate;
 pub mod analysis;
 mod build;
 pub(crate) mod case;
+pub(crate) mod explanations;
 pub mod history;
 pub(crate) mod latency;
 pub(crate) mod order;

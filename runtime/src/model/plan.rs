@@ -7,14 +7,12 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::model::case::{effective_gate, CaseInfo};
 use crate::types::stats::plan::{detection_chance, power, runs_for_power, runs_to_see_failure};
 use crate::types::stats::{GateSpec, Rule, StatsConfig};
 
 /// What a plan assumes and asks for.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PlanSettings {
     /// The true pass rate the chances assume (`--assume`, default 0.97).
     pub assume: f64,
@@ -38,7 +36,7 @@ impl Default for PlanSettings {
 }
 
 /// One case's plan.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PlanRow {
     /// The row id.
     pub case: String,
@@ -61,7 +59,6 @@ pub struct PlanRow {
     /// The latency gate's limit in seconds (`max_latency`), when the case has one: `min_runs`
     /// is then the larger of the two gates' minimums, and the power columns stay the rate
     /// gate's alone (a latency gate's chance would need an assumed run time).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_latency: Option<f64>,
 }
 
@@ -78,7 +75,7 @@ impl PlanRow {
 }
 
 /// The plan of a session.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// What it assumes.
     pub settings: PlanSettings,

@@ -1,5 +1,8 @@
-//! One run as the model holds it. Its JSON shape (the peer's `message` / `error` split, a
-//! `cost` of `null` when nothing was spent) is written and read in `format::report`.
+//! One run as the model holds it: who ran and how it ended. It is the one spelling of a run's
+//! ending: the runner builds it, the store's writer takes it, the log's end line and the
+//! report's record are read into it. Its JSON shapes (the log line's; the report's, with the
+//! peer's `message` / `error` split and a `cost` of `null` when nothing was spent) are written
+//! and read in `format`.
 //!
 //! Layer: model. Imports only `crate::types`.
 
@@ -9,7 +12,8 @@ use crate::types::key::CaseKey;
 use crate::types::status::Outcome;
 use crate::types::usage::TokenUsage;
 
-/// One run.
+/// One run. [`Record::default`] is a run that passed at once with nothing spent, of no case:
+/// every other record is that with what differs filled in.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
     /// The row id of the run's case. Borrowed from the generated code in the process that ran
@@ -46,6 +50,27 @@ pub struct Record {
     pub replayed: Option<f64>,
 }
 
+impl Default for Record {
+    fn default() -> Record {
+        Record {
+            case: Cow::Borrowed(""),
+            package: Cow::Borrowed(""),
+            module: Cow::Borrowed(""),
+            run: 0,
+            attempt: 1,
+            outcome: Outcome::Pass,
+            message: None,
+            location: None,
+            elapsed: 0.0,
+            cost: 0.0,
+            usage: Vec::new(),
+            waited: 0.0,
+            waited_for: None,
+            replayed: None,
+        }
+    }
+}
+
 impl Record {
     /// The key of the record's case, as [`CaseInfo::key`](crate::CaseInfo::key) gives it.
     pub fn key(&self) -> CaseKey<&str> {
@@ -77,12 +102,6 @@ pub(crate) fn died_record(
         attempt,
         outcome: Outcome::Error,
         message: Some(DIED_MESSAGE.to_string()),
-        location: None,
-        elapsed: 0.0,
-        cost: 0.0,
-        usage: Vec::new(),
-        waited: 0.0,
-        waited_for: None,
-        replayed: None,
+        ..Record::default()
     }
 }

@@ -6,8 +6,6 @@
 //! Field names follow the Python plugin's report (`created`, `runs`, `exit_status`, `totals`,
 //! `rows`, `records`), so the two tools can read each other's reports.
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::analysis::{BaselineResult, Comparison, Estimate, MetricAggregate};
 use crate::model::case::{effective_gate, CaseInfo};
 use crate::model::record::Record;
@@ -29,7 +27,7 @@ use crate::types::usage::UsageTotals;
 pub const SCHEMA_VERSION: u32 = 4;
 
 /// A whole report: what the JSON file holds and what the summary shows.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Report {
     /// Layout version, [`SCHEMA_VERSION`] when written by this version.
     pub schema: u32,
@@ -41,7 +39,6 @@ pub struct Report {
     pub created: String,
     /// The session the report covers, when it was kept for a session (`PROB_JSON`); a report
     /// built from records alone has none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// The largest number of runs configured for any case.
     pub runs: u32,
@@ -49,27 +46,21 @@ pub struct Report {
     /// run, or a gate that FAILs (or is UNDECIDED under the `fail` policy).
     pub exit_status: i32,
     /// The statistics settings the rows were judged with.
-    #[serde(default)]
     pub stats_config: StatsConfig,
     /// Counts, cost and usage over every run.
     pub totals: Totals,
     /// One row per case, in source order.
     pub rows: Vec<Row>,
     /// Per-function means of the metrics.
-    #[serde(default)]
     pub aggregates: Vec<Aggregate>,
     /// Each compared argument's arms against its baseline arm (`PROB_COMPARE`, `compare`).
-    #[serde(default)]
     pub comparisons: Vec<Comparison>,
     /// This session against an earlier report (`PROB_BASELINE`).
-    #[serde(default)]
     pub baseline: Option<BaselineResult>,
     /// What early stopping saved (`PROB_STOP`); none when it is off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopping: Option<Stopping>,
     /// One line each: gates that cannot pass even if every run passes, and totals that
     /// overflowed and stopped at the largest number.
-    #[serde(default)]
     pub warnings: Vec<String>,
     /// Every run, in row order then run order.
     pub records: Vec<Record>,
@@ -79,7 +70,7 @@ pub struct Report {
 /// analysed, the function-level estimate. Fields are pytest-probability's `aggregates[]`;
 /// reports of schema 2 held the metric means alone, and those up to schema 3 a bare mean per
 /// metric: both still read (`format::report` reads every schema).
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Aggregate {
     /// `function`, or `overall` for the session's.
     pub scope: String,
@@ -93,12 +84,11 @@ pub struct Aggregate {
     /// left out.
     pub metrics: OrderedMap<MetricAggregate>,
     /// The mean pass fraction over the cases, its interval and the runs' correlation.
-    #[serde(flatten)]
     pub estimate: Option<Estimate>,
 }
 
 /// Counts, cost and usage over a set of runs.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Totals {
     /// Runs that passed.
     pub passes: u64,
@@ -117,15 +107,13 @@ pub struct Totals {
     pub usage: OrderedMap<UsageTotals>,
     /// Runs that were retries of an earlier attempt (nextest `--retries`): kept in `records`,
     /// left out of every count so that a retried flake does not bias its case's rate.
-    #[serde(default)]
     pub retries: u64,
 }
 
 /// One case: its identity, its counts and its verdict.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     /// Who the case is.
-    #[serde(flatten)]
     pub info: CaseInfo,
     /// Runs that passed.
     pub passes: u64,
@@ -144,20 +132,15 @@ pub struct Row {
     /// Token usage per model.
     pub usage: OrderedMap<UsageTotals>,
     /// The interval on the case's pass probability, unrounded.
-    #[serde(default)]
     pub ci: Option<Interval>,
     /// The case's gate and its verdict, when it has one.
-    #[serde(default)]
     pub gate: Option<GateResult>,
     /// The metrics asked for; a case with fewer than k runs has none for k.
-    #[serde(default)]
     pub metrics: OrderedMap<f64>,
     /// How the case stopped early, when `PROB_STOP` skipped runs of it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<Stop>,
     /// The latency quantile of the case's run times, its interval and the latency gate's
     /// verdict (`max_latency`); reports before it have none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<LatencyResult>,
 }
 

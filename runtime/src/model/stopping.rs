@@ -4,14 +4,12 @@
 //!
 //! Layer: model. Imports only `crate::types`.
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::report::Row;
 use crate::types::stats::stopping::StopMode;
 use crate::types::stats::{StatsConfig, Verdict};
 
 /// A case whose remaining runs were skipped once its gate was decided.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Stop {
     /// The runs that ran: the verdict was decided on them.
     pub after: u64,
@@ -27,7 +25,7 @@ pub struct Stop {
 }
 
 /// The session's early stopping: its mode and what it saved.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Stopping {
     /// `PROB_STOP`.
     pub mode: StopMode,

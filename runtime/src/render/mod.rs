@@ -11,6 +11,7 @@ mod analysis_tests;
 pub(crate) mod baseline;
 pub(crate) mod compare;
 pub(crate) mod explain;
+pub(crate) mod explained;
 pub mod history;
 pub(crate) mod latency;
 pub(crate) mod metrics;

@@ -14,7 +14,6 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::model::Report;
 use crate::store::in_file;
 
 /// Where a whole file written to a path goes, once the path's symlinks are followed.
@@ -153,19 +152,6 @@ fn temp_path(path: &Path) -> PathBuf {
         .unwrap_or_else(|| "report.json".into());
     let write = WRITES.fetch_add(1, Ordering::Relaxed);
     path.with_file_name(format!(".{name}.{}.{write}.tmp", std::process::id()))
-}
-
-impl Report {
-    /// Writes the report as pretty JSON: parent directories created, a temporary file renamed
-    /// into place so that readers never see half a report; through a symlink to its target;
-    /// straight into a character device or a FIFO. A directory, a socket or a block device at
-    /// `path` is an error naming it. With `PROB_EXPLAIN` on, rows, gates, aggregates, metrics
-    /// and comparisons carry their `explanation`.
-    pub fn write_atomically(&self, path: &Path) -> io::Result<()> {
-        let explanations = crate::store::explained::explanations(self);
-        let text = crate::format::explained::pretty(self, explanations.as_ref())?;
-        write_atomically(path, text.as_bytes())
-    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 
-use crate::format::store_lines::Line;
+use crate::format::store_lines::{case_line, end_line, identity_fragment, start_line, Line};
 use crate::model::record::died_record;
 use crate::model::{CaseInfo, Record};
 use crate::store::key::now_nanos;
@@ -55,7 +55,7 @@ impl Session {
             .map(|info| info.key().to_owned_key())
             .collect();
         let proc = format!("reconciled-{}-{}", std::process::id(), now_nanos());
-        let mut lines = Vec::new();
+        let mut lines = String::new();
         let mut added = 0u64;
         for (seq, item) in executed.iter().enumerate() {
             let Some((info, run)) = data.items.get(&item.name) else {
@@ -85,35 +85,21 @@ impl Session {
             };
             let seq = seq as u64;
             if described.insert(info.key().to_owned_key()) {
-                lines.push(Line::Case {
-                    info: Cow::Owned(info.clone()),
-                    proc: None,
-                    case_ref: None,
-                });
+                lines.push('\n');
+                lines.push_str(&case_line(&info, None)?);
                 data.cases.push(info);
             }
-            lines.push(Line::Start {
-                proc: Cow::Owned(proc.clone()),
+            // Through the writers every run's lines go through, so that the log's reader
+            // reads these as it reads the others.
+            let identity = identity_fragment(&record.package, &record.module, &record.case);
+            lines.push_str(&start_line(
+                &proc,
                 seq,
-                package: Cow::Owned(record.package.to_string()),
-                module: Cow::Owned(record.module.to_string()),
-                case: Cow::Owned(record.case.to_string()),
-                run: record.run,
-                attempt: record.attempt,
-            });
-            lines.push(Line::End {
-                proc: Cow::Owned(proc.clone()),
-                seq,
-                outcome: record.outcome,
-                message: record.message.clone().map(Cow::Owned),
-                location: None,
-                elapsed: record.elapsed,
-                cost: 0.0,
-                usage: Cow::Owned(Vec::new()),
-                waited: 0.0,
-                waited_for: None,
-                replayed: None,
-            });
+                &identity,
+                record.run,
+                record.attempt,
+            ));
+            lines.push_str(&end_line(&proc, seq, &record)?);
             data.records.push(record);
             data.open.push(None);
             added += 1;
@@ -127,7 +113,7 @@ impl Session {
             "nextest ran {} {noun} that left no record in the session; each is counted as an error",
             thousands(added)
         ));
-        if let Err(error) = self.append_lines(&lines) {
+        if let Err(error) = self.append_text(lines.as_bytes()) {
             data.warnings.push(format!(
                 "the errors of those tests could not be saved in the session store ({}: {error})",
                 self.runs_file().display()
@@ -166,9 +152,15 @@ impl Session {
             bytes.push(b'\n');
             serde_json::to_writer(&mut bytes, line).map_err(io::Error::other)?;
         }
+        self.append_text(&bytes)
+    }
+
+    /// Appends `bytes`, lines each after a newline, to the session's log in one write, under
+    /// its lock.
+    fn append_text(&self, bytes: &[u8]) -> io::Result<()> {
         let file = OpenOptions::new().append(true).open(self.runs_file())?;
         file.lock()?;
-        let written = (&file).write_all(&bytes);
+        let written = (&file).write_all(bytes);
         let unlocked = file.unlock();
         written.and(unlocked)
     }

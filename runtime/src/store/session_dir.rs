@@ -206,15 +206,12 @@ impl Session {
                         .or_insert(Line::End {
                             proc: Cow::Owned(proc.to_string()),
                             seq: slot.seq,
-                            outcome,
-                            message: None,
-                            location: None,
-                            elapsed,
-                            cost,
-                            usage: Cow::Owned(Vec::new()),
-                            waited: 0.0,
-                            waited_for: None,
-                            replayed: None,
+                            record: Record {
+                                outcome,
+                                elapsed,
+                                cost,
+                                ..Record::default()
+                            },
                         });
                 }
             }
@@ -305,33 +302,14 @@ impl Session {
             };
             let proc = proc.into_owned();
             match ends.remove(&(proc.clone(), seq)) {
-                Some(Line::End {
-                    outcome,
-                    message,
-                    location,
-                    elapsed,
-                    cost,
-                    usage,
-                    waited,
-                    waited_for,
-                    replayed,
-                    ..
-                }) => {
+                Some(Line::End { record, .. }) => {
                     data.records.push(Record {
                         case,
                         package,
                         module,
                         run,
                         attempt,
-                        outcome,
-                        message: message.map(Cow::into_owned),
-                        location: location.map(Cow::into_owned),
-                        elapsed,
-                        cost,
-                        usage: usage.into_owned(),
-                        waited,
-                        waited_for: waited_for.map(Cow::into_owned),
-                        replayed,
+                        ..record
                     });
                     data.open.push(None);
                 }

@@ -14,9 +14,7 @@ use std::time::{Duration, Instant};
 use crate::harness::registry::{self, Case};
 use crate::harness::settings::Settings;
 use crate::model::{CaseInfo, Record};
-use crate::store::writer::{
-    RunEnded, RunEvent, RunFinished, RunStarted, SessionWriter, WriteError,
-};
+use crate::store::writer::{RunEvent, RunFinished, RunStarted, SessionWriter, WriteError};
 use crate::store::{self, Session};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::status::Outcome;
@@ -28,21 +26,6 @@ mod runs;
 mod up_front;
 
 use runs::{as_session, in_memory};
-
-/// How a run ended, as the runner reports it.
-pub(crate) struct Ending {
-    pub(crate) outcome: Outcome,
-    pub(crate) message: Option<String>,
-    pub(crate) location: Option<String>,
-    pub(crate) elapsed: Duration,
-    pub(crate) cost: f64,
-    pub(crate) usage: Vec<TokenUsage>,
-    /// Time waited for limits, apart from `elapsed`, and the limit waited for longest.
-    pub(crate) waited: Duration,
-    pub(crate) waited_for: Option<String>,
-    /// The cost replayed from the cassette, when anything was replayed.
-    pub(crate) replayed: Option<f64>,
-}
 
 struct InFlight {
     ticket: u64,
@@ -416,15 +399,15 @@ fn warn_if_infeasible(info: &CaseInfo, settings: &Settings) {
     }
 }
 
-/// Records the end of the run `ticket`; returns why its item must fail when the end could
-/// not be recorded.
+/// Records the end of the run `ticket`, as `ending` says (its identity is filled in here);
+/// returns why its item must fail when the end could not be recorded.
 pub(crate) fn finished(
     ticket: u64,
     case: &'static Case,
     run: u32,
     settings: &'static Settings,
     in_slot: bool,
-    ending: Ending,
+    ending: Record,
 ) -> Option<String> {
     let record = to_record(case, run, settings.attempt, ending);
     let (writer, mut problem) = match store(settings) {
@@ -475,11 +458,16 @@ pub(crate) fn ended_in_slot(
     let Some(writer) = joined() else {
         return false;
     };
-    let event = RunEvent::Ended(RunEnded {
-        seq: ticket,
+    let record = Record {
         outcome,
         elapsed: elapsed.as_secs_f64(),
         cost,
+        ..Record::default()
+    };
+    let event = RunEvent::Ended(RunFinished {
+        seq: ticket,
+        info: None,
+        record: &record,
     });
     if writer.consume(&event).is_err() {
         return false;
@@ -515,7 +503,9 @@ pub(crate) fn space_start(delay: Duration) {
 /// At most this many characters of a message are kept in a record.
 const MESSAGE_LIMIT: usize = 1000;
 
-fn to_record(case: &'static Case, run: u32, attempt: u32, ending: Ending) -> Record {
+/// `ending` as the record of run `run` of `case`: its identity filled in, its usage one entry
+/// per model, its message cut to [`MESSAGE_LIMIT`], and its usage's cost added to its own.
+fn to_record(case: &'static Case, run: u32, attempt: u32, ending: Record) -> Record {
     let bench = case.bench;
     // One entry per model keeps a record's size bounded however many calls a run makes.
     let usage: Vec<TokenUsage> = if ending.usage.len() <= 1 {
@@ -554,12 +544,12 @@ fn to_record(case: &'static Case, run: u32, attempt: u32, ending: Ending) -> Rec
             }
         }),
         location: ending.location,
-        elapsed: ending.elapsed.as_secs_f64(),
+        elapsed: ending.elapsed,
         cost: usage.iter().fold(ending.cost, |total, usage| {
             crate::types::sum::saturating_add(total, usage.cost)
         }),
         usage,
-        waited: ending.waited.as_secs_f64(),
+        waited: ending.waited,
         waited_for: ending.waited_for,
         replayed: ending.replayed,
     }

@@ -7,9 +7,10 @@ use std::panic::{catch_unwind, resume_unwind};
 use std::time::Instant;
 
 use crate::harness::context::{panic_message, with_current, PanicNote, RunCell, Spent};
-use crate::harness::recorder::{self, Ending};
+use crate::harness::recorder;
 use crate::harness::registry::{self, Case};
 use crate::harness::settings::{self, Settings};
+use crate::model::Record;
 use crate::types::stats::ErrorPolicy;
 use crate::types::status::Outcome;
 
@@ -323,16 +324,17 @@ impl Active {
             self.run,
             self.settings,
             self.in_slot,
-            Ending {
+            Record {
                 outcome,
                 message,
                 location,
-                elapsed,
+                elapsed: elapsed.as_secs_f64(),
                 cost,
                 usage,
-                waited,
+                waited: waited.as_secs_f64(),
                 waited_for,
                 replayed,
+                ..Record::default()
             },
         );
         if let Some(problem) = problem {

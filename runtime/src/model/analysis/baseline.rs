@@ -5,8 +5,6 @@
 //!
 //! Layer: model.
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::analysis::compare::{adjust, compare_pairs, Comparison, Pair};
 use crate::model::analysis::estimates::function_of;
 use crate::model::report::{Report, Row};
@@ -63,7 +61,7 @@ impl Baseline {
 
 /// This session against the baseline: one comparison per function with a case in both
 /// reports, and the cases found in only one of them; pytest-probability's fields.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct BaselineResult {
     /// The baseline report's path, as given.
     pub path: String,

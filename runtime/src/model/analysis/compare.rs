@@ -6,8 +6,6 @@
 //!
 //! Layer: model.
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::analysis::estimates::{by_function, Bounds};
 use crate::model::case::CompareSpec;
 use crate::model::report::Row;
@@ -18,7 +16,7 @@ use crate::types::stats::resample::{bootstrap_interval, fmean, fsum};
 use crate::types::stats::{StatsConfig, Verdict};
 
 /// Passes and runs.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Counts {
     /// Runs that passed.
     pub passes: u64,
@@ -28,7 +26,7 @@ pub struct Counts {
 
 /// One input that ran in both arms: its difference (arm − baseline pass fraction), with
 /// Newcombe's interval and Fisher's exact p (the two arms' runs are independent samples).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PairedInput {
     /// The input: the other arguments' value ids, joined with `-`.
     pub input: String,
@@ -47,7 +45,7 @@ pub struct PairedInput {
 }
 
 /// One arm against the baseline over the inputs both ran; pytest-probability's fields.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
     /// The function's short name.
     pub function: String,

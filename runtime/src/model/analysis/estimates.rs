@@ -6,8 +6,6 @@
 
 use std::ops::Range;
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::analysis::metrics::{stopped_early, too_few, MetricAggregate};
 use crate::model::report::{Aggregate, Row};
 use crate::types::ordered_map::OrderedMap;
@@ -17,7 +15,7 @@ use crate::types::stats::StatsConfig;
 
 /// An interval from a procedure the row intervals do not use (a bootstrap, a normal
 /// approximation, Newcombe's), as pytest-probability writes one.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Bounds {
     /// `bootstrap`, `normal` or `newcombe`.
     pub method: String,
@@ -41,7 +39,7 @@ impl Bounds {
 }
 
 /// Runs per case over a function's cases.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunSpan {
     /// The fewest.
     pub min: u64,
@@ -53,7 +51,7 @@ pub struct RunSpan {
 
 /// The relative change in interval width from doubling every case's runs, and from doubling
 /// the number of cases: `-0.29` is 29% narrower.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Projection {
     /// Doubling the runs of every case.
     pub runs_x2: f64,
@@ -63,7 +61,7 @@ pub struct Projection {
 
 /// A function's (or the session's) estimate over its cases; the fields are
 /// pytest-probability's, `cost` and `projection` are probtest's additions.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Estimate {
     /// Cases averaged over: each counts as one input, whatever its runs.
     pub inputs: u64,
@@ -95,10 +93,8 @@ pub struct Estimate {
     /// that stops once its verdict is certain has a fraction that leans toward it.
     pub stopped: u64,
     /// The cases' recorded cost, which prices the projection: either option adds it again.
-    #[serde(default)]
     pub cost: f64,
     /// What doubling runs or inputs would do to the interval's width; none without ρ.
-    #[serde(default)]
     pub projection: Option<Projection>,
 }
 

@@ -5,8 +5,6 @@
 //!
 //! Layer: model.
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::analysis::estimates::Bounds;
 use crate::model::report::Row;
 use crate::types::stats::resample::{bootstrap_interval, fmean, normal_interval};
@@ -14,32 +12,25 @@ use crate::types::stats::{Metric, StatsConfig};
 
 /// One metric over a function's (or the session's) cases; the fields are pytest-probability's
 /// `aggregates[].metrics[name]`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MetricAggregate {
     /// The metric's k.
     pub k: u64,
     /// Cases averaged over: those with at least k runs.
-    #[serde(default)]
     pub inputs: u64,
     /// Cases left out for having fewer than k runs.
-    #[serde(default)]
     pub left_out: u64,
     /// The mean of the per-case values; none when no case has k runs.
-    #[serde(default)]
     pub estimate: Option<f64>,
     /// The percentile interval of a cluster bootstrap over the cases; none when `suppressed`
     /// says why, or in a report kept run by run, which is not analysed yet.
-    #[serde(default)]
     pub ci: Option<Bounds>,
     /// The normal-approximation cross-check of `ci`.
-    #[serde(default)]
     pub normal_ci: Option<Bounds>,
     /// Why there is no interval: too few inputs, no input with k runs, or cases that stopped
     /// early.
-    #[serde(default)]
     pub suppressed: Option<String>,
     /// Cases behind it that stopped early (`PROB_STOP`).
-    #[serde(default)]
     pub stopped: u64,
 }
 

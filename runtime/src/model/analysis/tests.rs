@@ -67,28 +67,6 @@ fn few_inputs_have_an_estimate_and_no_interval() {
     assert!(e.icc.is_some(), "ρ is data, shown or not");
 }
 
-#[test]
-fn a_schema_2_report_reads_with_its_metric_means() {
-    let text = r#"{"function":"bench_qa","module":"evals","metrics":{"pass^2":0.5},"left_out":{"pass^2":1}}"#;
-    let aggregate: crate::model::Aggregate = serde_json::from_str(text).expect("reads");
-    assert_eq!(aggregate.scope, "function");
-    let metric = aggregate.metrics.get("pass^2").expect("pass^2");
-    assert_eq!(
-        (metric.k, metric.estimate, metric.left_out),
-        (2, Some(0.5), 1)
-    );
-    assert_eq!(
-        (metric.ci.as_ref(), metric.suppressed.as_deref()),
-        (None, None)
-    );
-    assert_eq!(aggregate.estimate, None);
-    // And the new shape reads back whole.
-    let report = qa();
-    let text = serde_json::to_string(&report.aggregates).expect("writes");
-    let back: Vec<crate::model::Aggregate> = serde_json::from_str(&text).expect("reads");
-    assert_eq!(back, report.aggregates);
-}
-
 pub(crate) fn pairs(n: u32) -> Vec<crate::model::analysis::compare::Pair> {
     (0..n)
         .map(|i| {

@@ -111,7 +111,7 @@ impl ReportFile {
             crate::format::report::header(&rebuilt.created, self.session.key(), &self.stats)?;
         // A final report is analysed: it carries the analysis' explanations too.
         let explained = (patchable == Patchable::Final)
-            .then(|| crate::store::explained::explanations(report))
+            .then(|| crate::render::explained::explanations(report))
             .flatten();
         let head = crate::format::report::head(
             report.runs,

@@ -26,7 +26,6 @@ use crate::store::log::ProcessFile;
 use crate::store::session_dir::{Session, SessionData};
 use crate::store::slots::{self, ReadSlot, SlotFile};
 use crate::types::stats::StatsConfig;
-use crate::types::status::Outcome;
 
 /// A run is about to execute.
 pub(crate) struct RunStarted<'a> {
@@ -64,17 +63,6 @@ pub(crate) struct RunFinished<'a> {
     pub(crate) record: &'a Record,
 }
 
-/// A run recorded in a slot ended with nothing a slot cannot hold: no message, location,
-/// usage, wait or replay (most runs that pass).
-pub(crate) struct RunEnded {
-    /// The number its start had.
-    pub(crate) seq: u64,
-    pub(crate) outcome: Outcome,
-    /// Seconds.
-    pub(crate) elapsed: f64,
-    pub(crate) cost: f64,
-}
-
 /// Why an event could not be handed on.
 #[derive(Debug)]
 pub(crate) enum WriteError {
@@ -90,9 +78,10 @@ pub(crate) enum RunEvent<'a> {
     Started(RunStarted<'a>),
     /// A run finished.
     Finished(RunFinished<'a>),
-    /// A run recorded in a slot finished, as [`RunEnded`] says: written to its slot alone, with
-    /// no record built.
-    Ended(RunEnded),
+    /// A run recorded in a slot finished with nothing a slot cannot hold (no message, location,
+    /// usage, wait or replay: most runs that pass): written to its slot alone, and kept in no
+    /// process's memory. Its record names no case; the slot does.
+    Ended(RunFinished<'a>),
 }
 
 /// The least time between two foldings of a process's runs into the session report, so that a
@@ -262,7 +251,8 @@ impl SessionWriter {
                 slots.finish(finished.seq, record.outcome, record.elapsed, record.cost);
             }
             RunEvent::Ended(ended) => {
-                slots.finish(ended.seq, ended.outcome, ended.elapsed, ended.cost);
+                let record = ended.record;
+                slots.finish(ended.seq, record.outcome, record.elapsed, record.cost);
             }
         }
         Ok(())

@@ -297,11 +297,15 @@ fn a_bare_end_goes_to_its_slot_alone_and_only_a_slot_takes_it() {
         }))
         .expect("started");
     writer
-        .consume(&RunEvent::Ended(RunEnded {
+        .consume(&RunEvent::Ended(RunFinished {
             seq: 0,
-            outcome: Outcome::Pass,
-            elapsed: 0.125,
-            cost: 0.5,
+            info: None,
+            record: &Record {
+                outcome: Outcome::Pass,
+                elapsed: 0.125,
+                cost: 0.5,
+                ..Record::default()
+            },
         }))
         .expect("ended");
     let log = fs::read_to_string(session.dir().join("runs.jsonl")).expect("the log");
@@ -325,11 +329,15 @@ fn a_bare_end_goes_to_its_slot_alone_and_only_a_slot_takes_it() {
     let lines =
         SessionWriter::open(session, true, None, &StatsConfig::default(), || 1).expect("opened");
     assert!(!lines.in_slot(0));
-    let refused = lines.consume(&RunEvent::Ended(RunEnded {
+    let refused = lines.consume(&RunEvent::Ended(RunFinished {
         seq: 0,
-        outcome: Outcome::Pass,
-        elapsed: 0.0,
-        cost: 0.0,
+        info: None,
+        record: &Record {
+            outcome: Outcome::Pass,
+            elapsed: 0.0,
+            cost: 0.0,
+            ..Record::default()
+        },
     }));
     assert!(matches!(refused, Err(WriteError::Store(_))));
     let _ = fs::remove_dir_all(sessions);
@@ -383,11 +391,15 @@ fn cases_numbered_up_front_are_described_in_one_write_and_their_slots_read_back(
             Outcome::Pass
         };
         writer
-            .consume(&RunEvent::Ended(RunEnded {
+            .consume(&RunEvent::Ended(RunFinished {
                 seq: seq as u64,
-                outcome,
-                elapsed: 0.5,
-                cost: 0.0,
+                info: None,
+                record: &Record {
+                    outcome,
+                    elapsed: 0.5,
+                    cost: 0.0,
+                    ..Record::default()
+                },
             }))
             .expect("ended");
     }

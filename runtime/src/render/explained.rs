@@ -1,11 +1,11 @@
 //! The report's `explanation` strings (`PROB_EXPLAIN`), gathered for its writers: each text is
-//! the one the terminal's explained section prints (`render`), so the JSON and the summary say
-//! the same thing in the same words; the writers (`format::report`, `format::explained`) only
-//! place them.
+//! the one the terminal's explained section prints, so the JSON and the summary say the same
+//! thing in the same words; the writers (`format::report`, `format::explained`) only place
+//! them.
 //!
-//! Layer: store. Its one import of `render`, as `export`'s: text the report carries.
+//! Layer: render. Imports `crate::types` and `crate::model` only.
 
-use crate::format::explained::{AggregateExplanations, Explanations, RowExplanations};
+use crate::model::explanations::{AggregateExplanations, Explanations, RowExplanations};
 use crate::model::Report;
 use crate::render::{analysis, baseline, compare, explain, latency, metrics};
 

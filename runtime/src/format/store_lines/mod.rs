@@ -1,5 +1,7 @@
-//! The session store's line format (`runs.jsonl`): the serde shape of every line, for reading
-//! and as the oracle, and the writers every run calls.
+//! The session store's line format (`runs.jsonl`): the serde shape of every line, the writers
+//! every run calls, and the one reader of each line: run lines (a start, an end) by hand
+//! ([`hand`]), with serde's shape of them as the tests' oracle; the rarer lines (a process, a
+//! case, a binary's items) by serde.
 //!
 //! Layer: format. Imports `crate::types` and `crate::model` only.
 
@@ -12,9 +14,9 @@ use serde::{Deserialize, Serialize};
 use crate::format::escape::{quoted, serde, Num, OptionalStr, Str};
 use crate::model::{CaseInfo, Record};
 use crate::types::stats::StatsConfig;
-use crate::types::status::Outcome;
 use crate::types::sum::finite;
-use crate::types::usage::TokenUsage;
+
+mod hand;
 
 /// One line of the session file. Written from borrowed data (every run writes two), read back
 /// owned.
@@ -64,10 +66,29 @@ pub(crate) enum Line<'a> {
         run: u32,
         attempt: u32,
     },
-    /// The run `seq` of process `proc` finished; who and which run it was is on its start.
+    /// The run `seq` of process `proc` finished; who and which run it was is on its start, so
+    /// `record` names no case until the reader joins the two.
     End {
         proc: Cow<'a, str>,
         seq: u64,
+        #[serde(flatten, with = "end_fields")]
+        record: Record,
+    },
+}
+
+/// The fields of an end line after `seq`: how the run ended, every field written (as `null`,
+/// `[]` or `0` when empty) by serde, read with the optional ones defaulted.
+mod end_fields {
+    use std::borrow::Cow;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::model::Record;
+    use crate::types::status::Outcome;
+    use crate::types::usage::TokenUsage;
+
+    #[derive(Serialize, Deserialize)]
+    struct EndFields<'a> {
         outcome: Outcome,
         #[serde(default)]
         message: Option<Cow<'a, str>>,
@@ -85,132 +106,59 @@ pub(crate) enum Line<'a> {
         /// The cost replayed from the cassette, when the run replayed anything.
         #[serde(default)]
         replayed: Option<f64>,
-    },
-}
-
-/// A cursor over a run line as [`start_line`] and [`end_line`] write it, for the lines without
-/// escapes (most of them): any surprise gives `None`, and serde reads the line instead.
-struct Plain<'a>(&'a [u8]);
-
-impl<'a> Plain<'a> {
-    fn literal(&mut self, text: &str) -> Option<()> {
-        self.0 = self.0.strip_prefix(text.as_bytes())?;
-        Some(())
     }
 
-    /// The text up to `end`, which is consumed.
-    fn until(&mut self, end: u8) -> Option<&'a str> {
-        let mut at = 0;
-        while at < self.0.len() && self.0[at] != end {
-            at += 1;
+    pub(super) fn serialize<S: Serializer>(
+        record: &Record,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        EndFields {
+            outcome: record.outcome,
+            message: record.message.as_deref().map(Cow::Borrowed),
+            location: record.location.as_deref().map(Cow::Borrowed),
+            elapsed: record.elapsed,
+            cost: record.cost,
+            usage: Cow::Borrowed(&record.usage),
+            waited: record.waited,
+            waited_for: record.waited_for.as_deref().map(Cow::Borrowed),
+            replayed: record.replayed,
         }
-        let (text, rest) = (self.0.get(..at)?, self.0.get(at + 1..)?);
-        self.0 = rest;
-        std::str::from_utf8(text).ok()
+        .serialize(serializer)
     }
 
-    /// A string value without escapes, its closing quote consumed.
-    fn string(&mut self) -> Option<&'a str> {
-        self.literal("\"")?;
-        let text = self.until(b'"')?;
-        (!text.contains('\\')).then_some(text)
-    }
-
-    /// A number up to (not including) the `,` or `}` after it.
-    fn number<T: std::str::FromStr>(&mut self) -> Option<T> {
-        let mut at = 0;
-        while at < self.0.len() && self.0[at] != b',' && self.0[at] != b'}' {
-            at += 1;
-        }
-        let text = std::str::from_utf8(self.0.get(..at)?).ok()?;
-        self.0 = self.0.get(at..)?;
-        text.parse().ok()
-    }
-
-    fn start(mut self) -> Option<Line<'static>> {
-        self.literal("{\"t\":\"start\",\"proc\":")?;
-        let proc = self.string()?;
-        self.literal(",\"seq\":")?;
-        let seq = self.number()?;
-        self.literal(",\"package\":")?;
-        let package = self.string()?;
-        self.literal(",\"module\":")?;
-        let module = self.string()?;
-        self.literal(",\"case\":")?;
-        let case = self.string()?;
-        self.literal(",\"run\":")?;
-        let run = self.number()?;
-        self.literal(",\"attempt\":")?;
-        let attempt = self.number()?;
-        self.literal("}")?;
-        self.0.is_empty().then(|| Line::Start {
-            proc: Cow::Owned(proc.to_string()),
-            seq,
-            package: Cow::Owned(package.to_string()),
-            module: Cow::Owned(module.to_string()),
-            case: Cow::Owned(case.to_string()),
-            run,
-            attempt,
-        })
-    }
-
-    fn end(mut self) -> Option<Line<'static>> {
-        self.literal("{\"t\":\"end\",\"proc\":")?;
-        let proc = self.string()?;
-        self.literal(",\"seq\":")?;
-        let seq = self.number()?;
-        self.literal(",\"outcome\":")?;
-        let outcome = match self.string()? {
-            "pass" => Outcome::Pass,
-            "fail" => Outcome::Fail,
-            "error" => Outcome::Error,
-            "stopped" => Outcome::Stopped,
-            _ => return None,
-        };
-        self.literal(",\"elapsed\":")?;
-        let elapsed = self.number()?;
-        self.literal(",\"cost\":")?;
-        let cost = self.number()?;
-        let mut message = None;
-        if self.literal(",\"message\":").is_some() {
-            message = Some(Cow::Owned(self.string()?.to_string()));
-        }
-        let mut location = None;
-        if self.literal(",\"location\":").is_some() {
-            location = Some(Cow::Owned(self.string()?.to_string()));
-        }
-        // Usage is rarer and nested: serde reads those lines.
-        self.literal("}")?;
-        self.0.is_empty().then_some(Line::End {
-            proc: Cow::Owned(proc.to_string()),
-            seq,
-            outcome,
-            message,
-            location,
-            elapsed,
-            cost,
-            usage: Cow::Owned(Vec::new()),
-            waited: 0.0,
-            waited_for: None,
-            replayed: None,
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Record, D::Error> {
+        let fields = EndFields::deserialize(deserializer)?;
+        Ok(Record {
+            outcome: fields.outcome,
+            message: fields.message.map(Cow::into_owned),
+            location: fields.location.map(Cow::into_owned),
+            elapsed: fields.elapsed,
+            cost: fields.cost,
+            usage: fields.usage.into_owned(),
+            waited: fields.waited,
+            waited_for: fields.waited_for.map(Cow::into_owned),
+            replayed: fields.replayed,
+            ..Record::default()
         })
     }
 }
 
 impl Line<'static> {
     /// One line of a session file; `None` for a blank separator or a line torn by a process
-    /// killed mid-write. Run lines as this version writes them are read by hand: a report's
-    /// folding reads every line of the session, and serde in an unoptimized build takes some
-    /// ten times as long; anything else goes through serde.
+    /// killed mid-write. Run lines (a start, an end) are read by hand, and only that way: a
+    /// report's folding reads every line of the session, and serde in an unoptimized build
+    /// takes some ten times as long (serde's derived reading of them is the tests' oracle).
+    /// The other lines, one a process or a case, go through serde.
     pub(crate) fn parse(bytes: &[u8]) -> Option<Line<'static>> {
-        let by_hand = if bytes.starts_with(b"{\"t\":\"start\"") {
-            Plain(bytes).start()
+        if bytes.starts_with(b"{\"t\":\"start\"") {
+            hand::start(bytes)
         } else if bytes.starts_with(b"{\"t\":\"end\"") {
-            Plain(bytes).end()
+            hand::end(bytes)
         } else {
-            None
-        };
-        by_hand.or_else(|| serde_json::from_slice(bytes).ok())
+            serde_json::from_slice(bytes).ok()
+        }
     }
 }
 
@@ -277,8 +225,7 @@ pub(crate) fn end_line(proc: &str, seq: u64, record: &Record) -> io::Result<Stri
     } else {
         format!(",\"usage\":{}", serde(&record.usage)?)
     };
-    // Rare, and read by serde: the hand reader stops at them. Spelled as the report's records
-    // spell them.
+    // Rare; spelled as the report's records spell them, in the order `hand::end` reads them.
     let extras = crate::format::report::record_extras(record);
     Ok(format!(
         "\n{{\"t\":\"end\",\"proc\":\"{proc}\",\"seq\":{seq},\"outcome\":\"{}\",\"elapsed\":{},\"cost\":{}{}{}{usage}{extras}}}",
