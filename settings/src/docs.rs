@@ -16,7 +16,10 @@ pub fn docs_table() -> String {
     let mut table = String::from("| variable | config key | meaning |\n|---|---|---|\n");
     for setting in SETTINGS {
         // An empty cell is one space, as Markdown tables are usually written.
-        let key = setting.key().map(|key| format!(" `{key}` ")).unwrap_or(" ".into());
+        let key = setting
+            .key()
+            .map(|key| format!(" `{key}` "))
+            .unwrap_or(" ".into());
         table.push_str(&format!(
             "| `{}` |{key}| {} |\n",
             setting.variable(),

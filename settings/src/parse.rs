@@ -67,7 +67,6 @@ pub fn format_duration(duration: std::time::Duration) -> String {
     format!("{nanos}ns")
 }
 
-
 /// A switch: `1`/`0`, `true`/`false`, `yes`/`no` or `on`/`off`, in any case.
 pub fn parse_switch(text: &str) -> Result<bool, String> {
     match text.trim().to_ascii_lowercase().as_str() {
@@ -78,7 +77,6 @@ pub fn parse_switch(text: &str) -> Result<bool, String> {
         )),
     }
 }
-
 
 /// A whole number of runs, at most [`MAX_RUNS`]; values below 1 count as 1.
 pub fn parse_runs(text: &str) -> Result<u32, String> {
@@ -151,7 +149,6 @@ pub fn parse_choice(text: &str, choices: &[&'static str]) -> Result<&'static str
         })
 }
 
-
 /// The value as given, for paths and keys whose own checks happen where they are used.
 pub fn verbatim(text: &str) -> Result<String, String> {
     Ok(text.to_string())
@@ -222,7 +219,9 @@ pub fn parse_cache(text: &str) -> Result<&'static str, String> {
 pub fn parse_prior(text: &str) -> Result<(f64, f64), String> {
     let mut numbers = text.split(',').map(|part| part.trim().parse::<f64>());
     match (numbers.next(), numbers.next(), numbers.next()) {
-        (Some(Ok(a)), Some(Ok(b)), None) if a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite() => {
+        (Some(Ok(a)), Some(Ok(b)), None)
+            if a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite() =>
+        {
             Ok((a, b))
         }
         _ => Err(format!(

@@ -7,7 +7,10 @@ use super::*;
 fn variables_and_keys_are_unique_and_spelled_alike() {
     for (index, setting) in SETTINGS.iter().enumerate() {
         assert!(setting.variable().starts_with("PROB_"), "{setting:?}");
-        assert!(!setting.docs().contains('|'), "{setting:?}: a `|` splits its row");
+        assert!(
+            !setting.docs().contains('|'),
+            "{setting:?}: a `|` splits its row"
+        );
         for other in &SETTINGS[index + 1..] {
             assert_ne!(setting.variable(), other.variable());
             assert!(
@@ -38,9 +41,7 @@ fn parsers_name_the_value_they_refuse() {
     assert!(parse_seconds("-1").is_err() && parse_seconds("inf").is_err());
     assert_eq!(
         parse_fraction("a rate", "90"),
-        Err(
-            "expected a rate strictly between 0 and 1, got `90`; did you mean 0.9?".to_string()
-        )
+        Err("expected a rate strictly between 0 and 1, got `90`; did you mean 0.9?".to_string())
     );
     assert_eq!(parse_choice("PASS", &["fail", "pass"]), Ok("pass"));
     assert_eq!(
@@ -130,7 +131,6 @@ fn run_numbers_are_as_wide_as_the_last_run() {
     }
 }
 
-
 /// The documents that hold a copy of the table, from the workspace's root, and the text that
 /// starts each of their lines there (the crate documentation's `//! `).
 const DOCUMENTS: [(&str, &str); 2] = [("README.md", ""), ("runtime/src/lib.rs", "//! ")];
@@ -159,7 +159,10 @@ fn the_documentation_holds_the_rendered_table() {
                 .unwrap_or_else(|| panic!("{document}: no line `{prefix}{marker}`"))
         };
         let (start, end) = (marker(DOCS_START) + 1, marker(DOCS_END));
-        assert!(start <= end, "{document}: `{DOCS_END}` before `{DOCS_START}`");
+        assert!(
+            start <= end,
+            "{document}: `{DOCS_END}` before `{DOCS_START}`"
+        );
         let copy: Vec<&str> = lines[start..end]
             .iter()
             .map(|line| line.strip_prefix(prefix).unwrap_or(line))
