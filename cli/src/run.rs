@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use probtest::store::{self, Executed, Session};
+use probtest_settings as table;
 
 use crate::error::Error;
 use crate::report::print_summary;
@@ -29,7 +30,7 @@ pub struct RunArgs {
 
 /// Runs `cargo probtest run`; the exit code is the test runner's (1 when a signal ended it).
 pub fn run(args: &RunArgs) -> Result<i32, Error> {
-    let key = chosen_key(std::env::var("PROB_SESSION").ok())?;
+    let key = chosen_key(std::env::var(table::SESSION.variable).ok())?;
     let cargo = target::cargo();
     let runner: &[&str] = if args.nextest {
         &["nextest", "run"]
@@ -46,16 +47,16 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         command
             .args(["--message-format", "libtest-json-plus"])
             .env("NEXTEST_EXPERIMENTAL_LIBTEST_JSON", "1")
-            .env("PROB_RECONCILE", "1")
+            .env(table::RECONCILE.variable, "1")
             .stdout(Stdio::piped());
     }
     command
         .args(&args.args)
-        .env("PROB_SESSION", &key)
+        .env(table::SESSION.variable, &key)
         // The session's section is printed once, here, not once per test binary as well.
-        .env("PROB_SUMMARY", "0")
+        .env(table::SUMMARY.variable, "0")
         // Gated cases are judged here, from the whole session, rather than by each process.
-        .env("PROB_DEFER_VERDICTS", "1");
+        .env(table::DEFER_VERDICTS.variable, "1");
     let started = |error: std::io::Error| {
         Error::about(
             format!("{} {}", target::display(&cargo), runner.join(" ")),
@@ -97,7 +98,8 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
 fn chosen_key(set: Option<String>) -> Result<String, Error> {
     match set.filter(|key| !key.trim().is_empty()) {
         Some(key) if store::sanitize_key(&key).is_empty() => Err(Error::new(format!(
-            "PROB_SESSION={key:?} is not a usable session key: it cleans to an empty name; use letters, digits, '.', '_' and '-'"
+            "{}={key:?} is not a usable session key: it cleans to an empty name; use letters, digits, '.', '_' and '-'",
+            table::SESSION.variable
         ))),
         Some(key) => Ok(store::sanitize_key(&key)),
         None => Ok(session_key()),
@@ -204,7 +206,7 @@ fn step_summary(report: &probtest::Report) -> Option<Error> {
 /// as `PROB_JSON` is here), when it is set: the test processes of a nextest run hold one run
 /// each and write none, and those of `cargo test` each wrote the session as they last saw it.
 fn html_page(report: &probtest::Report, target: &Path) -> Option<Error> {
-    let value = std::env::var_os("PROB_HTML").filter(|value| !value.is_empty())?;
+    let value = std::env::var_os(table::HTML.variable).filter(|value| !value.is_empty())?;
     let path = std::env::current_dir().unwrap_or_default().join(&value);
     let dir = store::sessions_dir(target);
     let key = report.session.as_deref().unwrap_or_default();
@@ -212,7 +214,7 @@ fn html_page(report: &probtest::Report, target: &Path) -> Option<Error> {
         .err()
         .map(|error| {
             Error::about(
-                format!("PROB_HTML={}", Path::new(&value).display()),
+                format!("{}={}", table::HTML.variable, Path::new(&value).display()),
                 error.message(),
             )
         })
@@ -249,7 +251,7 @@ fn unwritten(path: &Path, key: &str) -> Option<String> {
 /// Whether this command's own settings (`PROB_JSON`) name the report at `path`: only paths from
 /// the current settings are written.
 fn names_own_report(path: &Path) -> bool {
-    let own = std::env::var_os("PROB_JSON")
+    let own = std::env::var_os(table::JSON.variable)
         .filter(|value| !value.is_empty())
         .map(|value| std::env::current_dir().unwrap_or_default().join(value));
     own.is_some_and(|own| {
@@ -271,8 +273,9 @@ fn add_reconciled(report: &probtest::Report, path: &Path, reconciled: u64) -> Op
     }
     let _ = writeln!(
         std::io::stderr().lock(),
-        "note: {} lacks the {reconciled} errors of tests that left no record; set PROB_JSON for `cargo probtest run` to rewrite it",
-        path.display()
+        "note: {} lacks the {reconciled} errors of tests that left no record; set {} for `cargo probtest run` to rewrite it",
+        path.display(),
+        table::JSON.variable
     );
     None
 }
