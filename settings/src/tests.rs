@@ -131,6 +131,59 @@ fn run_numbers_are_as_wide_as_the_last_run() {
     }
 }
 
+#[test]
+fn a_variable_wins_over_the_config_and_a_refusal_names_its_source() {
+    let env = |name: &str| (name == "PROB_CONFIDENCE").then(|| "0.9".to_string());
+    let entries = [("confidence", "0.8"), ("seed", "7")];
+    assert_eq!(CONFIDENCE.resolve(&env, &entries), Ok(Some(0.9)));
+    assert_eq!(SEED.resolve(&env, &entries), Ok(Some(7)));
+    assert_eq!(BOOTSTRAP.resolve(&env, &entries), Ok(None));
+    // A blank variable is unset; a setting without a key never reads the config.
+    let blank = |_: &str| Some("  ".to_string());
+    assert_eq!(CONFIDENCE.resolve(&blank, &entries), Ok(Some(0.8)));
+    assert_eq!(MARGIN.resolve(&blank, &[("margin", "0.1")]), Ok(None));
+    assert_eq!(
+        CONFIDENCE.resolve(&|_: &str| None, &[("confidence", "95")]),
+        Err("config `confidence`: expected a number strictly between 0 and 1, got `95`; did you mean 0.95?".to_string())
+    );
+    assert_eq!(
+        STOP.from_env(&|_: &str| Some("soon".to_string())),
+        Err("PROB_STOP: expected off, curtail or sequential, got `soon`".to_string())
+    );
+}
+
+#[test]
+fn every_row_refuses_what_its_parser_refuses() {
+    for (variable, text) in [
+        ("PROB_RUNS", "ten"),
+        ("PROB_METHOD", "guess"),
+        ("PROB_PRIOR", "1"),
+        ("PROB_METRIC", "pass^0"),
+        ("PROB_ADJUST", "HOLM"),
+        ("PROB_MARGIN", "5"),
+        ("PROB_TIMEOUT", "30"),
+        ("PROB_LIMIT_<KEY>", "0"),
+        ("PROB_CACHE", "tape"),
+    ] {
+        assert!(
+            by_variable(variable).check(text).is_err(),
+            "{variable}={text}"
+        );
+    }
+    assert_eq!(
+        METHOD.resolve(&|_: &str| Some("Clopper-Pearson".into()), &[]),
+        Ok(Some("exact"))
+    );
+    assert_eq!(
+        parse_margin("5"),
+        Err("expected a margin at least 0 and below 1, got `5` (did you mean 0.05?)".to_string())
+    );
+    assert_eq!(
+        parse_metrics("pass^3, ,pass@5"),
+        Ok(vec![PassK::All(3), PassK::Any(5)])
+    );
+}
+
 /// The documents that hold a copy of the table, from the workspace's root, and the text that
 /// starts each of their lines there (the crate documentation's `//! `).
 const DOCUMENTS: [(&str, &str); 2] = [("README.md", ""), ("runtime/src/lib.rs", "//! ")];
