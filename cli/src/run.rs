@@ -10,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use clap::Args;
 use probtest::__cli::{Html, OutputFile, Reporter, SessionSource, Sink, SinkError, Summary};
 use probtest::store::{self, Executed, Session};
+use probtest_settings as table;
 
 use crate::error::Error;
 use crate::export::StepSummary;
@@ -30,7 +31,7 @@ pub struct RunArgs {
 
 /// Runs `cargo probtest run`; the exit code is the test runner's (1 when a signal ended it).
 pub fn run(args: &RunArgs) -> Result<i32, Error> {
-    let key = chosen_key(std::env::var("PROB_SESSION").ok())?;
+    let key = chosen_key(std::env::var(table::SESSION.variable).ok())?;
     let cargo = target::cargo();
     let runner: &[&str] = if args.nextest {
         &["nextest", "run"]
@@ -47,16 +48,16 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         command
             .args(["--message-format", "libtest-json-plus"])
             .env("NEXTEST_EXPERIMENTAL_LIBTEST_JSON", "1")
-            .env("PROB_RECONCILE", "1")
+            .env(table::RECONCILE.variable, "1")
             .stdout(Stdio::piped());
     }
     command
         .args(&args.args)
-        .env("PROB_SESSION", &key)
+        .env(table::SESSION.variable, &key)
         // The session's section is printed once, here, not once per test binary as well.
-        .env("PROB_SUMMARY", "0")
+        .env(table::SUMMARY.variable, "0")
         // Gated cases are judged here, from the whole session, rather than by each process.
-        .env("PROB_DEFER_VERDICTS", "1");
+        .env(table::DEFER_VERDICTS.variable, "1");
     let started = |error: std::io::Error| {
         Error::about(
             format!("{} {}", target::display(&cargo), runner.join(" ")),
@@ -104,7 +105,8 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
 fn chosen_key(set: Option<String>) -> Result<String, Error> {
     match set.filter(|key| !key.trim().is_empty()) {
         Some(key) if store::sanitize_key(&key).is_empty() => Err(Error::new(format!(
-            "PROB_SESSION={key:?} is not a usable session key: it cleans to an empty name; use letters, digits, '.', '_' and '-'"
+            "{}={key:?} is not a usable session key: it cleans to an empty name; use letters, digits, '.', '_' and '-'",
+            table::SESSION.variable
         ))),
         Some(key) => Ok(store::sanitize_key(&key)),
         None => Ok(session_key()),
@@ -212,7 +214,7 @@ fn reporter(
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty()) {
         reporter = reporter.sink(StepSummary(path.into()));
     }
-    match setting_file("PROB_HTML", options) {
+    match setting_file(table::HTML.variable, options) {
         Some(Ok(file)) => {
             let dir = store::sessions_dir(target);
             let key = report.session.as_deref().unwrap_or_default();
@@ -284,7 +286,7 @@ fn unwritten(path: &Path, key: &str) -> Option<String> {
 /// Whether this command's own settings (`PROB_JSON`, resolved as the test processes resolve
 /// it) name the report at `path`: only paths from the current settings are written.
 fn names_own_report(path: &Path, options: &CargoOptions) -> bool {
-    let Some(Ok(own)) = setting_file("PROB_JSON", options) else {
+    let Some(Ok(own)) = setting_file(table::JSON.variable, options) else {
         return false;
     };
     std::fs::canonicalize(own.path())
@@ -309,8 +311,9 @@ fn add_reconciled(
     }
     let _ = writeln!(
         std::io::stderr().lock(),
-        "note: {} lacks the {reconciled} errors of tests that left no record; set PROB_JSON for `cargo probtest run` to rewrite it",
-        path.display()
+        "note: {} lacks the {reconciled} errors of tests that left no record; set {} for `cargo probtest run` to rewrite it",
+        path.display(),
+        table::JSON.variable
     );
     None
 }

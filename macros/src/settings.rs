@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use probtest_settings::{
-    by_variable, more_than_max_runs, parse_runs, parse_switch, Phase, MAX_RUNS, SETTINGS,
+    more_than_max_runs, Phase, GATE_ITEMS, MAX_RUNS, RUNS, SETTINGS, TRANSPOSE,
 };
 
 /// Config keys read here as typed values: they shape the items (`runs`, `transpose`) or reach
@@ -22,8 +22,8 @@ const TYPED_KEYS: &[&str] = &["runs", "json", "delay", "transpose", "gate_items"
 pub(crate) fn tracked_env() -> impl Iterator<Item = &'static str> {
     SETTINGS
         .iter()
-        .filter(|setting| setting.phase == Phase::Compile)
-        .map(|setting| setting.variable)
+        .filter(|setting| setting.phase() == Phase::Compile)
+        .map(|setting| setting.variable())
 }
 
 /// Everything expansion needs from the environment and the config files.
@@ -92,26 +92,19 @@ pub(crate) fn load_uncached(
     if let Some(dir) = manifest_dir {
         read_config(dir, &mut settings)?;
     }
-    let runs = by_variable("PROB_RUNS").variable;
-    if let Some(value) = env(runs).filter(|v| !v.trim().is_empty()) {
-        settings.env_runs = Some(parse_runs(&value).map_err(|why| format!("{runs}: {why}"))?);
-    }
-    let transpose = by_variable("PROB_TRANSPOSE").variable;
-    settings.transpose = match env(transpose).filter(|v| !v.trim().is_empty()) {
-        Some(value) => parse_switch(&value).map_err(|why| format!("{transpose}: {why}"))?,
-        None => settings.config.transpose.unwrap_or(false),
-    };
-    let gate_items = by_variable("PROB_GATE_ITEMS").variable;
-    settings.gate_items = match env(gate_items).filter(|v| !v.trim().is_empty()) {
-        Some(value) => parse_switch(&value).map_err(|why| format!("{gate_items}: {why}"))?,
-        None => settings.config.gate_items.unwrap_or(true),
-    };
+    settings.env_runs = RUNS.from_env(&env)?;
+    settings.transpose = TRANSPOSE
+        .from_env(&env)?
+        .unwrap_or(settings.config.transpose.unwrap_or(false));
+    settings.gate_items = GATE_ITEMS
+        .from_env(&env)?
+        .unwrap_or(settings.config.gate_items.unwrap_or(true));
     Ok(settings)
 }
 
 /// Whether the table has a config key `key`.
 fn is_config_key(key: &str) -> bool {
-    SETTINGS.iter().any(|setting| setting.key == Some(key))
+    SETTINGS.iter().any(|setting| setting.key() == Some(key))
 }
 
 fn read_config(manifest_dir: &Path, settings: &mut Settings) -> Result<(), String> {
@@ -267,7 +260,7 @@ fn apply_table(
                 path.display(),
                 SETTINGS
                     .iter()
-                    .filter_map(|setting| setting.key)
+                    .filter_map(|setting| setting.key())
                     .collect::<Vec<_>>()
                     .join(", ")
             ))

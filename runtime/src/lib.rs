@@ -112,19 +112,22 @@
 //!
 //! ## Settings
 //!
+//! <!-- settings:start -->
 //! | variable | config key | meaning |
 //! |---|---|---|
 //! | `PROB_RUNS` | `runs` | runs per case (the variable overrides the attribute; the config is the default); below 1 counts as 1 |
 //! | `PROB_JSON` | `json` | write the JSON report there |
-//! | `PROB_HTML` | | write the HTML report there when a test binary exits (with the default `html` feature) |
+//! | `PROB_HTML` | | write the HTML report there when a test binary exits (and when `cargo probtest run` ends), relative as `PROB_JSON` (with the default `html` feature) |
 //! | `PROB_DELAY` | `delay` | seconds between run starts within a process, never before the first |
 //! | `PROB_TRANSPOSE` | `transpose` | run-major order: run 1 of every case of a module, then run 2, ... |
 //! | `PROB_GATE_ITEMS` | `gate_items` | `1` (default) or `0`: a test item per gated case, `<case>::verdict`, that passes or fails with its gate's verdict, so that libtest's failure list, nextest's JUnit and rerun-failed tools name a failed gate |
-//! | `PROB_METHOD`, `PROB_CONFIDENCE`, `PROB_PRIOR` | `method`, `confidence`, `prior` | how intervals are computed |
+//! | `PROB_METHOD` | `method` | `exact` (default, Clopper-Pearson), `wilson` or `bayes`: how intervals are computed |
+//! | `PROB_CONFIDENCE` | `confidence` | the intervals' confidence level (0.95) |
+//! | `PROB_PRIOR` | `prior` | `a, b`: the Beta(a, b) prior of the `bayes` method (`1, 1`) |
 //! | `PROB_INTERVALS` | `intervals` | `0` hides the interval column |
 //! | `PROB_MIN_RATE` | `min_rate` | a gate for every case without its own |
-//! | `PROB_UNDECIDED` | `undecided` | `pass` lets an UNDECIDED gate pass the session |
-//! | `PROB_ERRORS` | `errors` | `exclude` takes errored runs out of gates' samples |
+//! | `PROB_UNDECIDED` | `undecided` | `pass` lets an UNDECIDED gate pass the session (`fail` by default) |
+//! | `PROB_ERRORS` | `errors` | `exclude` takes errored runs out of gates' samples (`count` by default) |
 //! | `PROB_METRIC` | `metrics` | `pass^3,pass@5`: unbiased pass^k and pass@k |
 //! | `PROB_EXPLAIN` | `explain` | `1` explains every verdict in plain language |
 //! | `PROB_LATENCY` | `latency` | `1` shows each case's latency quantile with its order-statistic interval |
@@ -134,19 +137,21 @@
 //! | `PROB_MIN_INPUTS` | `min_inputs` | the fewest cases a function-level interval needs (10) |
 //! | `PROB_COMPARE` | `compare` | the argument whose values are compared, each against the first |
 //! | `PROB_ADJUST` | `adjust` | `none`, `holm`, `bonferroni` or `bh`: the comparisons' p-value adjustment |
-//! | `PROB_BASELINE` | | an earlier report (probtest's or pytest-probability's) to compare every function with |
+//! | `PROB_BASELINE` | | an earlier report (probtest's or pytest-probability's) to compare every function with, relative as `PROB_JSON` |
 //! | `PROB_MARGIN` | | with `PROB_BASELINE`: fail a function whose pass rate may have dropped by more than this |
-//! | `PROB_STOP` | `stop` | `off` (default), `curtail` or `sequential`: stop a gated case's remaining runs once it is decided |
+//! | `PROB_STOP` | `stop` | `off` (default), `curtail` (skip a gated case's remaining runs once its verdict can no longer change) or `sequential` (judge rate gates on an anytime-valid confidence sequence and stop as soon as it decides) |
 //! | `PROB_DEFER_VERDICTS` | | `1`: gated cases' runs never fail their items; whoever reads the session judges (`cargo probtest run` sets it) |
-//! | `PROB_SESSION` | | the session key, for grouping runs your own way (see below) |
+//! | `PROB_SESSION` | | the session key, for grouping runs your own way |
 //! | `PROB_STORE` | | the directory that holds the sessions instead of `<target>/probtest/sessions` (`cargo probtest doctor` gives its runs one of their own) |
 //! | `PROB_SUMMARY` | | `0` turns off the section each test process prints at exit |
 //! | `PROB_ITEMS_OUT` | | a file: at start-up, a test binary writes its generated items there as JSON, each with its row and run (`cargo probtest doctor` sets it to diagnose a row) |
 //! | `PROB_RECONCILE` | | `1`: when nextest lists a test binary, its generated items are written to the session, so that a test process that dies before start-up is still counted (`cargo probtest run --nextest` sets it) |
 //! | `PROB_TIMEOUT` | `timeout` | how long a run may take (`30s`, `1m30s`); the attribute's `timeout` is overridden by the variable and overrides the config. A run past it is an error |
-//! | `PROB_LIMIT_<KEY>`, `PROB_LIMIT_<KEY>_PER_MINUTE` | `limits` | how many guards of `probtest::limit("<key>")` may be held at once across the session, and taken a minute (`[package.metadata.probtest.limits] openai = { concurrency = 4, per_minute = 60 }`) |
+//! | `PROB_LIMIT_<KEY>` | `limits` | how many guards of `probtest::limit("<key>")` may be held at once across the session (`[package.metadata.probtest.limits] openai = { concurrency = 4, per_minute = 60 }`) |
+//! | `PROB_LIMIT_<KEY>_PER_MINUTE` | | how many guards of `probtest::limit("<key>")` may be taken a minute (the config's `per_minute` in `limits`) |
 //! | `PROB_CACHE` | `cache` | `record`, `replay` or `off` (default): what `probtest::cached` does |
 //! | `PROB_BACKTRACE` | `backtrace` | `1`: a stored panic keeps the user's own frames (probtest's, std's, tokio's and libtest's left out) |
+//! <!-- settings:end -->
 //!
 //! Config lives in `[package.metadata.probtest]`, then `[workspace.metadata.probtest]`, of
 //! `Cargo.toml`. Changing `PROB_RUNS`, `PROB_TRANSPOSE` or the config rebuilds the tests. A

@@ -5,6 +5,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use probtest_settings as table;
+
 use crate::error::Error;
 use crate::target;
 
@@ -78,7 +80,7 @@ impl TestBinary {
         let output = Command::new(&self.path)
             .args(["--list", "--format", "terse"])
             .current_dir(&self.manifest_dir)
-            .env("PROB_SUMMARY", "0")
+            .env(table::SUMMARY.variable, "0")
             .stderr(Stdio::null())
             .output()
             .map_err(|error| {
@@ -176,8 +178,8 @@ impl TestBinary {
             .args(["--list", "--format", "terse"])
             .current_dir(&self.manifest_dir)
             .env("CARGO_MANIFEST_DIR", &self.manifest_dir)
-            .env("PROB_ITEMS_OUT", &file)
-            .env("PROB_SUMMARY", "0")
+            .env(table::ITEMS_OUT.variable, &file)
+            .env(table::SUMMARY.variable, "0")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use probtest_settings::parse_choice;
+use probtest_settings::CACHE;
 
 use crate::harness::context::{self, capture::capturing, RunState};
 use crate::harness::recording::{RecordError, RunHandle};
@@ -24,12 +24,14 @@ enum Mode {
     Replay,
 }
 
-fn parse_mode(source: &str, text: &str) -> Result<Mode, String> {
-    match parse_choice(text, &["record", "replay", "off"]) {
-        Ok("record") => Ok(Mode::Record),
-        Ok("replay") => Ok(Mode::Replay),
-        Ok(_) => Ok(Mode::Off),
-        Err(why) => Err(format!("{source}: {why}")),
+impl Mode {
+    /// The mode of a name the table's parser of `PROB_CACHE` returns.
+    fn named(name: &str) -> Mode {
+        match name {
+            "record" => Mode::Record,
+            "replay" => Mode::Replay,
+            _ => Mode::Off,
+        }
     }
 }
 
@@ -37,24 +39,13 @@ fn parse_mode(source: &str, text: &str) -> Result<Mode, String> {
 fn mode() -> &'static Result<Mode, String> {
     static MODE: OnceLock<Result<Mode, String>> = OnceLock::new();
     MODE.get_or_init(|| {
-        if let Some(text) = std::env::var("PROB_CACHE")
-            .ok()
-            .filter(|text| !text.trim().is_empty())
-        {
-            return parse_mode("PROB_CACHE", &text);
-        }
-        let configured = registry::BENCHES.iter().next().and_then(|bench| {
-            bench
-                .config
-                .entries
-                .iter()
-                .find(|(key, _)| *key == "cache")
-                .map(|(_, value)| *value)
-        });
-        match configured {
-            Some(text) => parse_mode("config `cache`", text),
-            None => Ok(Mode::Off),
-        }
+        let env = |name: &str| std::env::var(name).ok();
+        // A test binary is one crate: one config, which every bench carries.
+        let entries = registry::BENCHES
+            .iter()
+            .next()
+            .map_or(&[][..], |bench| bench.config.entries);
+        Ok(CACHE.resolve(&env, entries)?.map_or(Mode::Off, Mode::named))
     })
 }
 
@@ -184,6 +175,10 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse_mode(source: &str, text: &str) -> Result<Mode, String> {
+        CACHE.parse_from(source, text).map(Mode::named)
+    }
 
     #[test]
     fn modes_read_and_a_bad_one_names_its_source() {

@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use probtest_settings::parse_switch;
+use probtest_settings::BACKTRACE;
 
 use crate::harness::registry;
 
@@ -34,24 +34,13 @@ const HIDDEN_PLACES: &[&str] = &["/rustc/", "/.cargo/registry/", "/.cargo/git/",
 pub(crate) fn enabled() -> &'static Result<bool, String> {
     static ENABLED: OnceLock<Result<bool, String>> = OnceLock::new();
     ENABLED.get_or_init(|| {
-        if let Some(text) = std::env::var("PROB_BACKTRACE")
-            .ok()
-            .filter(|text| !text.trim().is_empty())
-        {
-            return parse_switch(&text).map_err(|why| format!("PROB_BACKTRACE: {why}"));
-        }
-        let configured = registry::BENCHES.iter().next().and_then(|bench| {
-            bench
-                .config
-                .entries
-                .iter()
-                .find(|(key, _)| *key == "backtrace")
-                .map(|(_, value)| *value)
-        });
-        match configured {
-            Some(text) => parse_switch(text).map_err(|why| format!("config `backtrace`: {why}")),
-            None => Ok(false),
-        }
+        let env = |name: &str| std::env::var(name).ok();
+        // A test binary is one crate: one config, which every bench carries.
+        let entries = registry::BENCHES
+            .iter()
+            .next()
+            .map_or(&[][..], |bench| bench.config.entries);
+        Ok(BACKTRACE.resolve(&env, entries)?.unwrap_or(false))
     })
 }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-use probtest_settings::limit_variable;
+use probtest_settings::{limit_variable, LIMIT};
 
 use crate::harness::{context, recorder, registry, settings};
 use crate::store::limits::{self as slots, SlotLock};
@@ -140,7 +140,8 @@ fn resolved(key: &str) -> Result<Limit, String> {
             let config = registry::BENCHES
                 .iter()
                 .next()
-                .and_then(|bench| config_entry(bench.config.entries, "limits"));
+                .zip(LIMIT.key)
+                .and_then(|(bench, limits)| config_entry(bench.config.entries, limits));
             resolve(key, config, |name| std::env::var(name).ok())
         })
         .clone()
@@ -176,12 +177,7 @@ pub(crate) fn resolve(
                 None => return Ok(None),
             },
         };
-        text.trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|n| *n >= 1)
-            .map(Some)
-            .ok_or_else(|| format!("{source}: expected a whole number at least 1, got `{text}`"))
+        LIMIT.parse_from(&source, &text).map(Some)
     };
     Ok(Limit {
         concurrency: number(&concurrency_variable, from_config.map(|(c, _)| c))?,

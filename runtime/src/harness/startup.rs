@@ -36,7 +36,7 @@ ctor::declarative::ctor! {
 /// lists the binary's items to the session, when nextest lists the binary for a session that
 /// will be reconciled.
 fn start_up() {
-    if let Some(path) = std::env::var_os("PROB_ITEMS_OUT") {
+    if let Some(path) = std::env::var_os(probtest_settings::ITEMS_OUT.variable) {
         write_items(std::path::Path::new(&path));
     }
     let name = match std::env::var("NEXTEST_TEST_PHASE").as_deref() {
@@ -76,7 +76,8 @@ pub(crate) fn take(case: &'static Case, run: u32) -> Option<Started> {
 /// `cargo probtest run --nextest` asks for it (`PROB_RECONCILE`). nextest lists each binary
 /// twice, the second time for its ignored tests; the items are written at the first.
 fn list_items() {
-    if std::env::var("PROB_RECONCILE").as_deref() != Ok("1")
+    let env = |name: &str| std::env::var(name).ok();
+    if probtest_settings::RECONCILE.from_env(&env) != Ok(Some(true))
         || std::env::args_os().any(|arg| arg == "--ignored")
     {
         return;

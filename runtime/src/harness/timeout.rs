@@ -19,7 +19,7 @@ use std::task::{Context, Poll, Waker};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-use probtest_settings::{format_duration, parse_duration};
+use probtest_settings::{format_duration, TIMEOUT};
 
 use crate::harness::context::RunState;
 use crate::harness::registry::Case;
@@ -38,7 +38,7 @@ pub(crate) fn message(timeout: Duration) -> String {
 /// `PROB_TIMEOUT`, read once per process.
 fn from_environment() -> &'static Result<Option<Duration>, String> {
     static ENV: OnceLock<Result<Option<Duration>, String>> = OnceLock::new();
-    ENV.get_or_init(|| parse_setting("PROB_TIMEOUT", std::env::var("PROB_TIMEOUT").ok()))
+    ENV.get_or_init(|| parse_setting(TIMEOUT.variable, std::env::var(TIMEOUT.variable).ok()))
 }
 
 /// The config's `timeout`, read once per process (a test binary is one crate: one config).
@@ -50,7 +50,7 @@ fn from_config(case: &'static Case) -> &'static Result<Option<Duration>, String>
             .config
             .entries
             .iter()
-            .find(|(key, _)| *key == "timeout")
+            .find(|(key, _)| Some(*key) == TIMEOUT.key)
             .map(|(_, value)| value.to_string());
         parse_setting("config `timeout`", text)
     })
@@ -59,9 +59,7 @@ fn from_config(case: &'static Case) -> &'static Result<Option<Duration>, String>
 fn parse_setting(source: &str, text: Option<String>) -> Result<Option<Duration>, String> {
     match text.filter(|text| !text.trim().is_empty()) {
         None => Ok(None),
-        Some(text) => parse_duration(&text)
-            .map(Some)
-            .map_err(|why| format!("{source}: {why}")),
+        Some(text) => TIMEOUT.parse_from(source, &text).map(Some),
     }
 }
 

@@ -21,10 +21,11 @@ pub(crate) fn load(config: &StatsConfig) -> Result<Option<Baseline>, String> {
         debug_assert_eq!(known, path);
         return result.clone().map(Some);
     }
+    let variable = probtest_settings::BASELINE.variable;
     let result = std::fs::read_to_string(path)
-        .map_err(|error| format!("PROB_BASELINE: cannot read {path}: {error}"))
+        .map_err(|error| format!("{variable}: cannot read {path}: {error}"))
         .and_then(|text| {
-            Report::from_json(&text).map_err(|why| format!("PROB_BASELINE: {path}: {why}"))
+            Report::from_json(&text).map_err(|why| format!("{variable}: {path}: {why}"))
         })
         .map(|report| Baseline::of(path, &report));
     *loaded = Some((path.clone(), result.clone()));

@@ -32,8 +32,9 @@ pub fn sanitize_key(key: &str) -> String {
 /// itself. One that is a path (`a/../b`, `/tmp/x`) is cleaned to a name (`a_.._b`, `_tmp_x`).
 pub(crate) fn session_key(env: &impl Fn(&str) -> Option<String>) -> Result<String, String> {
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-    if let Some(key) = set("PROB_SESSION") {
-        return usable_key("PROB_SESSION", &key);
+    let variable = probtest_settings::SESSION.variable;
+    if let Some(key) = set(variable) {
+        return usable_key(variable, &key);
     }
     if let Some(run_id) = set("NEXTEST_RUN_ID") {
         return Ok(sanitize_key(&format!("nextest-{run_id}")));

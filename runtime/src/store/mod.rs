@@ -63,7 +63,7 @@ pub use crate::model::record::DIED_MESSAGE;
 /// keeps a tool's scratch runs (the flaky-test doctor's) out of the user's sessions and their
 /// pruning.
 pub fn sessions_dir(target_dir: &Path) -> PathBuf {
-    match std::env::var_os("PROB_STORE") {
+    match std::env::var_os(probtest_settings::STORE.variable) {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),
         _ => target_dir.join("probtest").join("sessions"),
     }

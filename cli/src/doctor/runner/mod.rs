@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use probtest_settings as table;
+
 use crate::doctor::axes::{Cpus, Perturbation};
 use crate::doctor::cargo::TestBinary;
 use crate::doctor::fingerprint::{ending_of, failed_tests, Ending, Outcome};
@@ -42,9 +44,9 @@ fn writes_logs(binary: &TestBinary, scratch: &Scratch) -> bool {
         .args(["--list", "--format", "terse", "--logfile"])
         .arg(&log)
         .current_dir(&binary.manifest_dir)
-        .env("PROB_SUMMARY", "0")
-        .env("PROB_STORE", scratch.path().join("probe-sessions"))
-        .env_remove("PROB_JSON")
+        .env(table::SUMMARY.variable, "0")
+        .env(table::STORE.variable, scratch.path().join("probe-sessions"))
+        .env_remove(table::JSON.variable)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -268,9 +270,9 @@ impl Runner {
             .env("CARGO_PKG_NAME", &self.binary.package)
             // A probtest bench among the tests writes its session and report here, never the
             // user's; nor does it print a section into the output read here.
-            .env("PROB_JSON", dir.join("report.json"))
-            .env("PROB_STORE", dir.join("sessions"))
-            .env("PROB_SUMMARY", "0")
+            .env(table::JSON.variable, dir.join("report.json"))
+            .env(table::STORE.variable, dir.join("sessions"))
+            .env(table::SUMMARY.variable, "0")
             .env("RUST_BACKTRACE", "0")
             .env("TMPDIR", dir);
         for name in [
@@ -279,10 +281,10 @@ impl Runner {
             "NEXTEST_TEST_NAME",
             "NEXTEST_RUN_ID",
             "RUST_TEST_THREADS",
-            "PROB_HTML",
-            "PROB_SESSION",
-            "PROB_BASELINE",
-            "PROB_ITEMS_OUT",
+            table::HTML.variable,
+            table::SESSION.variable,
+            table::BASELINE.variable,
+            table::ITEMS_OUT.variable,
         ] {
             command.env_remove(name);
         }

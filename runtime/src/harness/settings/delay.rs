@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use probtest_settings::parse_seconds;
+use probtest_settings::DELAY;
 
 use crate::harness::registry::Config;
 
@@ -30,12 +30,13 @@ pub(super) fn resolve_delay(
     set: &impl Fn(&str) -> Option<String>,
 ) -> Result<Option<Delay>, String> {
     // Where the value came from (for errors), the value as given, and both (for the warning).
-    let (seconds, source, given, shown) = match set("PROB_DELAY") {
+    // The text is read here rather than through `DELAY.from_env`: the warning quotes it.
+    let (seconds, source, given, shown) = match set(DELAY.variable) {
         Some(text) => {
-            let seconds = parse_seconds(&text).map_err(|why| format!("PROB_DELAY: {why}"))?;
+            let seconds = DELAY.parse_from(DELAY.variable, &text)?;
             let given = text.trim().to_string();
-            let shown = format!("PROB_DELAY={given}");
-            (seconds, "PROB_DELAY", given, shown)
+            let shown = format!("{}={given}", DELAY.variable);
+            (seconds, DELAY.variable, given, shown)
         }
         None => match config.delay {
             Some(seconds) => {

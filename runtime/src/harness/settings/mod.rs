@@ -1,6 +1,7 @@
 //! Settings read at run time: environment variable, then the crate's config (read at compile
-//! time and carried in the generated code), then the default. The variables, config keys and
-//! text parsers come from the table the attribute uses too (`probtest-settings`); settings
+//! time and carried in the generated code), then the default. Each is read through its row of
+//! the table the attribute uses too (`probtest-settings`), which names its variable and config
+//! key and parses it; settings
 //! that shape the generated items (`PROB_RUNS`, `PROB_TRANSPOSE`) are resolved by the
 //! attribute instead. This module holds the resolved [`Settings`] of the process; `delay` and
 //! `statistics` parse and check their groups of values.
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use probtest_settings::parse_switch;
+use probtest_settings as table;
 
 use crate::harness::registry::Config;
 use crate::harness::reporter::OutputFile;
@@ -88,7 +89,10 @@ pub(crate) fn peek() -> Option<&'static Settings> {
 
 pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> Settings {
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-    let json = match set("PROB_JSON") {
+    let mut problem = None;
+    // A path as given, blank as unset; it cannot be refused.
+    let path = |setting: &table::Setting<String>| setting.from_env(&set).ok().flatten();
+    let json = match path(&table::JSON) {
         // Relative to the workspace root, so that every package's test processes agree on the
         // file; cargo test and nextest start each test process in its own package's directory.
         Some(path) => Some(ReportPath {
@@ -101,11 +105,10 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
         }),
     };
     // Relative to the workspace root too, as the JSON report is.
-    let html = set("PROB_HTML").map(|path| ReportPath {
+    let html = path(&table::HTML).map(|path| ReportPath {
         resolved: OutputFile::resolve(&path, config.root.map(Path::new)),
         display: path,
     });
-    let mut problem = None;
     let mut warnings = Vec::new();
     let delay = resolve_delay(config, &set).unwrap_or_else(|why| {
         problem = Some(why);
@@ -118,15 +121,17 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
         }
         None => Duration::ZERO,
     };
-    let mut switch = |name: &str, default: bool| match set(name) {
-        Some(text) => parse_switch(&text).unwrap_or_else(|why| {
-            problem.get_or_insert(format!("{name}: {why}"));
-            default
-        }),
-        None => default,
+    let mut switch = |setting: &table::Setting<bool>, default: bool| {
+        setting
+            .from_env(&set)
+            .unwrap_or_else(|why| {
+                problem.get_or_insert(why);
+                None
+            })
+            .unwrap_or(default)
     };
-    let summary = switch("PROB_SUMMARY", true);
-    let defer_verdicts = switch("PROB_DEFER_VERDICTS", false);
+    let summary = switch(&table::SUMMARY, true);
+    let defer_verdicts = switch(&table::DEFER_VERDICTS, false);
     let stats = resolve_stats(config, &set).unwrap_or_else(|why| {
         problem.get_or_insert(why);
         StatsConfig::default()
@@ -135,7 +140,11 @@ pub(crate) fn resolve(config: &Config, env: impl Fn(&str) -> Option<String>) -> 
         problem.get_or_insert(why);
         // The runs, errors now, still go to a session: the one the process would have
         // without the key.
-        let without_key = |name: &str| (name != "PROB_SESSION").then(|| env(name)).flatten();
+        let without_key = |name: &str| {
+            (name != table::SESSION.variable)
+                .then(|| env(name))
+                .flatten()
+        };
         crate::store::session_key(&without_key)
             .unwrap_or_else(|_| format!("process-{}", std::process::id()))
     });

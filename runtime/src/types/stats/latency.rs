@@ -158,7 +158,7 @@ pub fn default_quantile() -> f64 {
 /// Parses a latency quantile: a number strictly between 0 and 1 (`0.99`); a percentage is
 /// refused with the fraction it probably meant.
 pub fn parse_quantile(text: &str) -> Result<f64, String> {
-    probtest_settings::parse_fraction("a quantile", text)
+    probtest_settings::parse_quantile(text)
 }
 
 /// Whether `quantile` is the default, which reports leave out.

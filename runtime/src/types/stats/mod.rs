@@ -64,11 +64,12 @@ impl FromStr for Method {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Method, String> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "exact" | "clopper-pearson" => Ok(Method::Exact),
+        // The settings table's parser, so that the attribute, the variable and the config
+        // accept the same names; it returns one of these.
+        match probtest_settings::parse_method(text)? {
             "wilson" => Ok(Method::Wilson),
             "bayes" => Ok(Method::Bayes),
-            _ => Err(format!("expected exact, wilson or bayes, got `{text}`")),
+            _ => Ok(Method::Exact),
         }
     }
 }
@@ -125,7 +126,7 @@ pub struct Interval {
 /// Parses a confidence level: a number strictly between 0 and 1. A percentage is refused with
 /// the fraction it probably meant.
 pub fn parse_level(text: &str) -> Result<f64, String> {
-    probtest_settings::parse_fraction("a number", text)
+    probtest_settings::parse_level(text)
 }
 
 impl IntervalSpec {
@@ -275,18 +276,15 @@ impl Metric {
 
     /// Parses `pass^3` or `pass@5`.
     pub fn parse(text: &str) -> Result<Metric, String> {
-        let text = text.trim();
-        let number = |rest: &str| -> Result<u64, String> {
-            rest.parse::<u64>().ok().filter(|&k| k >= 1).ok_or_else(|| {
-                format!("expected pass^k or pass@k with a whole k >= 1, got `{text}`")
-            })
-        };
-        if let Some(rest) = text.strip_prefix("pass^") {
-            Ok(Metric::PassAll(number(rest)?))
-        } else if let Some(rest) = text.strip_prefix("pass@") {
-            Ok(Metric::PassAny(number(rest)?))
-        } else {
-            Err(format!("expected pass^k or pass@k, got `{text}`"))
+        probtest_settings::parse_pass_k(text).map(Metric::from)
+    }
+}
+
+impl From<probtest_settings::PassK> for Metric {
+    fn from(metric: probtest_settings::PassK) -> Metric {
+        match metric {
+            probtest_settings::PassK::All(k) => Metric::PassAll(k),
+            probtest_settings::PassK::Any(k) => Metric::PassAny(k),
         }
     }
 }

@@ -261,14 +261,11 @@ impl Adjustment {
 
     /// Parses `none`, `holm`, `bonferroni` or `bh`.
     pub fn parse(text: &str) -> Result<Adjustment, String> {
-        match text.trim() {
-            "none" => Ok(Adjustment::None),
+        match probtest_settings::parse_adjustment(text)? {
             "holm" => Ok(Adjustment::Holm),
             "bonferroni" => Ok(Adjustment::Bonferroni),
             "bh" => Ok(Adjustment::Bh),
-            _ => Err(format!(
-                "expected none, holm, bonferroni or bh, got `{text}`"
-            )),
+            _ => Ok(Adjustment::None),
         }
     }
 }

@@ -40,7 +40,7 @@ impl StopMode {
 
     /// Parses `off`, `curtail` or `sequential`.
     pub fn parse(text: &str) -> Result<StopMode, String> {
-        match probtest_settings::parse_choice(text, &["off", "curtail", "sequential"])? {
+        match probtest_settings::parse_stop(text)? {
             "curtail" => Ok(StopMode::Curtail),
             "sequential" => Ok(StopMode::Sequential),
             _ => Ok(StopMode::Off),
