@@ -3,7 +3,9 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+use cargo_metadata::MetadataCommand;
 
 use crate::error::Error;
 
@@ -77,8 +79,10 @@ fn absolute(dir: &Path) -> PathBuf {
 
 fn metadata_target_dir(extra: &[OsString]) -> Result<PathBuf, Error> {
     let cargo = cargo();
-    let output = Command::new(&cargo)
-        .args(["metadata", "--no-deps", "--format-version", "1"])
+    let output = MetadataCommand::new()
+        .cargo_path(&cargo)
+        .no_deps()
+        .cargo_command()
         .args(extra)
         .stdin(Stdio::null())
         .output()
@@ -95,18 +99,19 @@ fn metadata_target_dir(extra: &[OsString]) -> Result<PathBuf, Error> {
             "cannot find the target directory: cargo metadata failed ({reason})"
         )));
     }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|error| {
+    // cargo_metadata's `exec` would keep all of stderr in its error: the command is run here
+    // so that the error names cargo's last line, and its stdout parsed by cargo_metadata.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let json = stdout
+        .lines()
+        .find(|line| line.starts_with('{'))
+        .unwrap_or_default();
+    let metadata = MetadataCommand::parse(json).map_err(|error| {
         Error::new(format!(
             "cannot find the target directory: cargo metadata printed no JSON ({error})"
         ))
     })?;
-    metadata
-        .get("target_directory")
-        .and_then(serde_json::Value::as_str)
-        .map(PathBuf::from)
-        .ok_or_else(|| {
-            Error::new("cannot find the target directory: cargo metadata has no target_directory")
-        })
+    Ok(metadata.target_directory.into_std_path_buf())
 }
 
 /// An `OsStr` for a message.

@@ -15,6 +15,7 @@ fn binary(kind: &str, target: &str) -> TestBinary {
         target: target.into(),
         kind: kind.into(),
         manifest_dir: PathBuf::from("/w/doctor"),
+        target_dir: PathBuf::from("/t"),
     }
 }
 
