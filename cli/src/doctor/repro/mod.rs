@@ -19,7 +19,8 @@ mod tests;
 
 use names::{check_name, check_test};
 pub use names::{shown, shown_json, TargetKind};
-use payload::{unknown_field, Payload, MOST_THREADS, THREADS_RANGE};
+pub use payload::{fields_of, unknown_field};
+use payload::{Payload, MOST_THREADS, THREADS_RANGE};
 
 /// The blob's prefix, with its format's version.
 const PREFIX: &str = "pd1:";

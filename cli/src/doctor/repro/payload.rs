@@ -140,7 +140,7 @@ fn perturbation_out<S: serde::Serializer>(
 
 /// The first key of `object` that is not a field of `T`, quoted with [`shown`] (serde's own
 /// refusal would print it raw, control characters and all).
-pub(super) fn unknown_field<'de, T: Deserialize<'de>>(
+pub fn unknown_field<'de, T: Deserialize<'de>>(
     object: &serde_json::Map<String, Value>,
     what: &str,
 ) -> Result<(), String> {
@@ -152,7 +152,7 @@ pub(super) fn unknown_field<'de, T: Deserialize<'de>>(
 }
 
 /// The field names serde's derive gives `T`: the list it hands `deserialize_struct`.
-fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+pub fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
     let mut fields: &'static [&'static str] = &[];
     let _ = T::deserialize(FieldNames {
         fields: &mut fields,
