@@ -26,6 +26,7 @@ use payload::{Payload, MOST_THREADS, THREADS_RANGE};
 const PREFIX: &str = "pd1:";
 /// The payload's version. Version 1 named its target as free `cargo test` arguments.
 const VERSION: u64 = 2;
+
 /// What a repro blob says.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Repro {
