@@ -282,6 +282,18 @@ mod tests {
 
     #[cfg(probtest_preload)]
     #[test]
+    fn headers_are_read_from_bytes_at_any_alignment() {
+        let library = LIBRARY.unwrap();
+        let mut shifted = vec![0u8; library.len() + 8];
+        for offset in 0..8 {
+            shifted[offset..offset + library.len()].copy_from_slice(library);
+            let elf = Elf::read(&shifted[offset..offset + library.len()]).expect("readable");
+            assert_eq!(elf.machine.0, library_machine(), "at offset {offset}");
+        }
+    }
+
+    #[cfg(probtest_preload)]
+    #[test]
     fn the_running_test_binary_is_dynamic_and_accepted() {
         let exe = std::env::current_exe().unwrap();
         assert_eq!(applies_to(&exe), Ok(()));
