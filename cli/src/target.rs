@@ -3,7 +3,10 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+use cargo_metadata::camino::Utf8PathBuf;
+use cargo_metadata::{Metadata, MetadataCommand};
 
 use crate::error::Error;
 
@@ -76,25 +79,30 @@ fn absolute(dir: &Path) -> PathBuf {
 }
 
 fn metadata_target_dir(extra: &[OsString]) -> Result<PathBuf, Error> {
-    metadata_path(extra, "target_directory", "the target directory")
+    metadata_path(extra, "the target directory", |metadata| &metadata.target_directory)
 }
 
 /// The workspace root (the package's root outside a workspace), as `cargo metadata` reports it
 /// for the workspace the options name: where a relative `PROB_JSON` or `PROB_HTML` lands, as
 /// the test processes resolve them.
 pub fn workspace_root(options: &CargoOptions) -> Result<PathBuf, Error> {
-    metadata_path(
-        &options.for_metadata,
-        "workspace_root",
-        "the workspace root",
-    )
+    metadata_path(&options.for_metadata, "the workspace root", |metadata| {
+        &metadata.workspace_root
+    })
 }
 
-/// The path `cargo metadata` reports as `field`; the error says it was looking for `what`.
-fn metadata_path(extra: &[OsString], field: &str, what: &str) -> Result<PathBuf, Error> {
+/// The path `pick` takes from what `cargo metadata` reports; the error says it was looking for
+/// `what`.
+fn metadata_path(
+    extra: &[OsString],
+    what: &str,
+    pick: fn(&Metadata) -> &Utf8PathBuf,
+) -> Result<PathBuf, Error> {
     let cargo = cargo();
-    let output = Command::new(&cargo)
-        .args(["metadata", "--no-deps", "--format-version", "1"])
+    let output = MetadataCommand::new()
+        .cargo_path(&cargo)
+        .no_deps()
+        .cargo_command()
         .args(extra)
         .stdin(Stdio::null())
         .output()
@@ -111,16 +119,19 @@ fn metadata_path(extra: &[OsString], field: &str, what: &str) -> Result<PathBuf,
             "cannot find {what}: cargo metadata failed ({reason})"
         )));
     }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|error| {
+    // cargo_metadata's `exec` would keep all of stderr in its error: the command is run here
+    // so that the error names cargo's last line, and its stdout parsed by cargo_metadata.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let json = stdout
+        .lines()
+        .find(|line| line.starts_with('{'))
+        .unwrap_or_default();
+    let metadata = MetadataCommand::parse(json).map_err(|error| {
         Error::new(format!(
             "cannot find {what}: cargo metadata printed no JSON ({error})"
         ))
     })?;
-    metadata
-        .get(field)
-        .and_then(serde_json::Value::as_str)
-        .map(PathBuf::from)
-        .ok_or_else(|| Error::new(format!("cannot find {what}: cargo metadata has no {field}")))
+    Ok(pick(&metadata).clone().into_std_path_buf())
 }
 
 /// An `OsStr` for a message.

@@ -1,14 +1,16 @@
 //! The test binaries the doctor runs: built once with `cargo test --no-run`, whose JSON
-//! messages name each binary and its package, then listed (`--list`) to find the test.
+//! messages (read with `cargo_metadata`) name each binary and its package, then listed
+//! (`--list`) to find the test.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use cargo_metadata::{Artifact, Message};
 use probtest_settings as table;
 
 use crate::error::Error;
-use crate::target;
+use crate::target::{self, CargoOptions};
 
 /// Which test targets to build, as `cargo test` selects them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -56,6 +58,8 @@ pub struct TestBinary {
     pub kind: String,
     /// The package's directory: where cargo runs the binary, and `CARGO_MANIFEST_DIR`.
     pub manifest_dir: PathBuf,
+    /// The target directory cargo built it in, as cargo decides it for the build's options.
+    pub target_dir: PathBuf,
 }
 
 impl TestBinary {
@@ -116,9 +120,12 @@ pub fn build(selection: &Selection) -> Result<Vec<TestBinary>, Error> {
             "cargo test --no-run failed: the tests do not build (see above)",
         ));
     }
-    let binaries: Vec<TestBinary> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(artifact)
+    let target_dir = target::target_dir(&CargoOptions::scan(&selection.cargo_args()))?;
+    let binaries: Vec<TestBinary> = Message::parse_stream(output.stdout.as_slice())
+        .filter_map(|message| match message {
+            Ok(Message::CompilerArtifact(artifact)) => test_binary(artifact, &target_dir),
+            _ => None,
+        })
         .collect();
     if binaries.is_empty() {
         return Err(Error::new(
@@ -128,23 +135,19 @@ pub fn build(selection: &Selection) -> Result<Vec<TestBinary>, Error> {
     Ok(binaries)
 }
 
-/// The test binary a `compiler-artifact` message names, if it names one.
-fn artifact(line: &str) -> Option<TestBinary> {
-    let message: serde_json::Value = serde_json::from_str(line).ok()?;
-    if message.get("reason")?.as_str()? != "compiler-artifact"
-        || !message.get("profile")?.get("test")?.as_bool()?
-    {
+/// The test binary of a `compiler-artifact` message, if it is one: built with the test profile,
+/// with an executable.
+fn test_binary(artifact: Artifact, target_dir: &Path) -> Option<TestBinary> {
+    if !artifact.profile.test {
         return None;
     }
-    let path = PathBuf::from(message.get("executable")?.as_str()?);
-    let target = message.get("target")?;
-    let manifest = Path::new(message.get("manifest_path")?.as_str()?);
     Some(TestBinary {
-        path,
-        package: package_name(message.get("package_id")?.as_str()?)?,
-        target: target.get("name")?.as_str()?.to_string(),
-        kind: target.get("kind")?.get(0)?.as_str()?.to_string(),
-        manifest_dir: manifest.parent()?.to_path_buf(),
+        path: artifact.executable?.into_std_path_buf(),
+        package: package_name(&artifact.package_id.repr)?,
+        target: artifact.target.name,
+        kind: artifact.target.kind.first()?.to_string(),
+        manifest_dir: artifact.manifest_path.parent()?.as_std_path().to_path_buf(),
+        target_dir: target_dir.to_path_buf(),
     })
 }
 
@@ -340,7 +343,16 @@ mod tests {
 
     #[test]
     fn test_artifacts_are_read_from_cargo_messages() {
-        let line = r#"{"reason":"compiler-artifact","package_id":"path+file:///w/fx#pt-fx@0.0.0","manifest_path":"/w/fx/Cargo.toml","target":{"kind":["test"],"name":"order"},"profile":{"test":true},"executable":"/t/debug/deps/order-1"}"#;
+        let line = r#"{"reason":"compiler-artifact","package_id":"path+file:///w/fx#pt-fx@0.0.0","manifest_path":"/w/fx/Cargo.toml","target":{"kind":["test"],"crate_types":["bin"],"name":"order","src_path":"/w/fx/tests/order.rs","edition":"2021","doc":false,"test":true,"doctest":false},"profile":{"opt_level":"0","debuginfo":2,"debug_assertions":true,"overflow_checks":true,"test":true},"features":[],"filenames":["/t/debug/deps/order-1"],"executable":"/t/debug/deps/order-1","fresh":false}"#;
+        let artifact = |line: &str| {
+            let target_dir = Path::new("/t");
+            Message::parse_stream(line.as_bytes()).find_map(|message| {
+                match message.expect("a message") {
+                    Message::CompilerArtifact(artifact) => test_binary(artifact, target_dir),
+                    _ => None,
+                }
+            })
+        };
         let binary = artifact(line).expect("a test binary");
         assert_eq!(binary.package, "pt-fx");
         assert_eq!(binary.select_args(), ["-p", "pt-fx", "--test", "order"]);
@@ -350,7 +362,7 @@ mod tests {
             artifact(&lib).expect("a lib").select_args(),
             ["-p", "pt-fx", "--lib"]
         );
-        let build = line.replace(r#""test":true"#, r#""test":false"#);
+        let build = line.replace(r#""test":true}"#, r#""test":false}"#);
         assert_eq!(artifact(&build), None);
     }
 }

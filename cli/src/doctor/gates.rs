@@ -5,6 +5,9 @@
 
 use probtest::stats::{IntervalSpec, Method};
 
+/// Whether a perturbation's failure rate beats the baseline's: probtest's one-sided Fisher test.
+pub use probtest::stats::paired::fisher_greater;
+
 /// The level of both gates.
 pub const CONFIDENCE: f64 = 0.95;
 
@@ -39,40 +42,9 @@ pub fn detectable_rate(runs: u64) -> f64 {
     1.0 - (1.0 - CONFIDENCE).powf(1.0 / runs as f64)
 }
 
-/// The one-sided p-value of Fisher's exact test that the first sample's failure rate
-/// (`failed_a` of `runs_a`) is higher than the second's (`failed_b` of `runs_b`): the chance,
-/// with both from one rate, of a first sample at least as bad.
-pub fn fisher_greater(failed_a: u64, runs_a: u64, failed_b: u64, runs_b: u64) -> f64 {
-    let total = runs_a + runs_b;
-    let failed = failed_a + failed_b;
-    let highest = failed.min(runs_a);
-    (failed_a..=highest)
-        .map(|k| hypergeometric(k, runs_a, failed, total))
-        .sum::<f64>()
-        .min(1.0)
-}
-
 /// Whether a one-sided p-value is significant at [`CONFIDENCE`].
 pub fn significant(p_value: f64) -> bool {
     p_value < 1.0 - CONFIDENCE
-}
-
-/// P(X = k) for X the failures among `drawn` runs taken from `total` runs of which `failed`
-/// failed.
-fn hypergeometric(k: u64, drawn: u64, failed: u64, total: u64) -> f64 {
-    if k > failed || drawn - k > total - failed {
-        return 0.0;
-    }
-    (ln_choose(failed, k) + ln_choose(total - failed, drawn - k) - ln_choose(total, drawn)).exp()
-}
-
-fn ln_choose(n: u64, k: u64) -> f64 {
-    ln_factorial(n) - ln_factorial(k) - ln_factorial(n - k)
-}
-
-fn ln_factorial(n: u64) -> f64 {
-    // Samples are a few hundred runs at most: the sum is exact enough and quick.
-    (2..=n).map(|i| (i as f64).ln()).sum()
 }
 
 #[cfg(test)]

@@ -112,17 +112,11 @@ fn seconds(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
-/// The target directory of a test binary (`<target>/debug/deps/<binary>`).
-fn target_dir_of(binary: &Path) -> Option<PathBuf> {
-    Some(binary.parent()?.parent()?.parent()?.to_path_buf())
-}
-
 /// The preload library for `binary`, or why the axes that need it are not varied.
 fn preload_for(binary: &TestBinary) -> Result<PathBuf, String> {
     preload::applies_to(&binary.path)?;
-    let target =
-        target_dir_of(&binary.path).ok_or("the test binary is not in a target directory")?;
-    preload::library(&target).map_err(|error| format!("cannot write the preload library: {error}"))
+    preload::library(&binary.target_dir)
+        .map_err(|error| format!("cannot write the preload library: {error}"))
 }
 
 fn progress(text: &str) {

@@ -10,9 +10,14 @@
 //! leaves its axis real.
 
 use std::fs::{self, File};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use object::elf::{self, FileHeader32, FileHeader64, Machine, PT_INTERP};
+use object::read::elf::{FileHeader, ProgramHeader};
+use object::read::ReadCache;
+use object::{Endianness, FileKind, ReadRef};
 
 /// A decimal `u64`: every draw of OS entropy comes from one deterministic stream seeded with it,
 /// process-wide, advancing with each call.
@@ -90,30 +95,26 @@ pub fn library(target_dir: &Path) -> io::Result<PathBuf> {
 /// another architecture with only a warning, which would leave the axes silently real).
 pub fn applies_to(binary: &Path) -> Result<(), String> {
     let library = LIBRARY.ok_or(ABSENT)?;
-    let mut file =
-        File::open(binary).map_err(|error| format!("cannot read the binary: {error}"))?;
-    let elf = Elf::read(&mut |offset, len| read_at(&mut file, offset, len))?;
-    let interpreter = elf.interpreter.as_deref().ok_or(
-        "statically linked (no program interpreter): LD_PRELOAD cannot interpose its libc",
-    )?;
-    if interpreter.contains("ld-musl") {
-        return Err(format!(
-            "linked against musl ({interpreter}): the preload library is built for glibc"
-        ));
-    }
-    let ours = Elf::read(&mut |offset, len| {
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(library.len());
-        Ok(library[start..library.len().min(start.saturating_add(len))].to_vec())
-    })
-    .map_err(|reason| format!("the embedded preload library is unreadable: {reason}"))?;
+    let file = File::open(binary).map_err(|error| format!("cannot read the binary: {error}"))?;
+    // The cache reads only the parts asked for: test binaries can be hundreds of megabytes of
+    // debug info, and only the headers matter here.
+    let elf = Elf::read(&ReadCache::new(file))?;
+    let ours = Elf::read(library)
+        .map_err(|reason| format!("the embedded preload library is unreadable: {reason}"))?;
     if (elf.class, elf.little_endian, elf.machine) != (ours.class, ours.little_endian, ours.machine)
     {
         return Err(format!(
             "built for {}, the preload library for {}: the loader would skip it",
             elf.describe(),
             ours.describe()
+        ));
+    }
+    let interpreter = elf.interpreter.as_deref().ok_or(
+        "statically linked (no program interpreter): LD_PRELOAD cannot interpose its libc",
+    )?;
+    if interpreter.contains("ld-musl") {
+        return Err(format!(
+            "linked against musl ({interpreter}): the preload library is built for glibc"
         ));
     }
     Ok(())
@@ -125,88 +126,73 @@ struct Elf {
     /// 32 or 64.
     class: u8,
     little_endian: bool,
-    machine: u16,
+    machine: Machine,
     /// The path in `PT_INTERP`, when there is one.
     interpreter: Option<String>,
 }
 
-const PT_INTERP: u32 = 3;
+/// The longest interpreter path read: a corrupt size must not cost a huge read.
+const LONGEST_INTERPRETER: u64 = 4096;
 
 impl Elf {
-    /// Parses the headers through `read_at(offset, len)`, which may return fewer bytes at the end
-    /// of the file; only the parts needed are read, since test binaries can be hundreds of
-    /// megabytes of debug info.
-    fn read(read_at: &mut dyn FnMut(u64, usize) -> io::Result<Vec<u8>>) -> Result<Elf, String> {
-        let unreadable = |error: io::Error| format!("cannot read the binary: {error}");
-        let header = read_at(0, 64).map_err(unreadable)?;
-        if header.len() < 16 || header[..4] != *b"\x7fELF" {
+    /// The headers of the ELF file `data`, or why they cannot be read, in one line.
+    fn read<'data, R: ReadRef<'data>>(data: R) -> Result<Elf, String> {
+        if data.read_bytes_at(0, 4).ok() != Some(b"\x7fELF".as_slice()) {
             return Err(
                 "not an ELF file: LD_PRELOAD applies only to Linux's ELF executables".to_string(),
             );
         }
-        let class = match header[4] {
-            1 => 32,
-            2 => 64,
-            other => return Err(format!("an ELF file of unknown class {other}")),
-        };
-        let little_endian = match header[5] {
-            1 => true,
-            2 => false,
-            other => return Err(format!("an ELF file of unknown byte order {other}")),
-        };
-        let field = Fields {
-            bytes: &header,
-            little_endian,
-        };
-        let truncated = || "a truncated ELF header".to_string();
-        // e_phoff, e_phentsize and e_phnum sit after the word-sized entry point.
-        let (phoff, phentsize, phnum) = if class == 64 {
-            (field.u64(32), field.u16(54), field.u16(56))
-        } else {
-            (field.u32(28).map(u64::from), field.u16(42), field.u16(44))
-        };
-        let machine = field.u16(18).ok_or_else(truncated)?;
-        let (phoff, phentsize, phnum) = (
-            phoff.ok_or_else(truncated)?,
-            usize::from(phentsize.ok_or_else(truncated)?),
-            usize::from(phnum.ok_or_else(truncated)?),
-        );
-        // 0xffff means the real count is elsewhere (section 0), which linkers emit only for
-        // files no test binary resembles.
-        if phnum == 0xffff || phentsize < if class == 64 { 56 } else { 32 } {
+        match FileKind::parse(data) {
+            Ok(FileKind::Elf32) => Elf::read_class::<FileHeader32<Endianness>, R>(data, 32),
+            Ok(FileKind::Elf64) => Elf::read_class::<FileHeader64<Endianness>, R>(data, 64),
+            _ if data.len().is_ok_and(|len| len < 16) => Err("a truncated ELF header".into()),
+            _ => Err("an ELF file of unknown class".into()),
+        }
+    }
+
+    fn read_class<'data, Header, R>(data: R, class: u8) -> Result<Elf, String>
+    where
+        Header: FileHeader<Endian = Endianness>,
+        R: ReadRef<'data>,
+    {
+        let header = Header::parse(data).map_err(|_| {
+            if data
+                .len()
+                .is_ok_and(|len| len < std::mem::size_of::<Header>() as u64)
+            {
+                "a truncated ELF header".to_string()
+            } else {
+                "an ELF header of unknown byte order or version".to_string()
+            }
+        })?;
+        let endian = header
+            .endian()
+            .map_err(|_| "an ELF header of unknown byte order".to_string())?;
+        if usize::from(header.e_phentsize(endian)) != std::mem::size_of::<Header::ProgramHeader>()
+            && header.e_phoff(endian).into() != 0
+        {
             return Err("an ELF file with program headers this check cannot read".to_string());
         }
-        let table = read_at(phoff, phentsize * phnum).map_err(unreadable)?;
-        if table.len() < phentsize * phnum {
-            return Err("a truncated ELF file (its program headers are cut off)".to_string());
-        }
+        let segments = header
+            .program_headers(endian, data)
+            .map_err(|_| "a truncated ELF file (its program headers are cut off)".to_string())?;
         let mut interpreter = None;
-        for entry in table.chunks_exact(phentsize) {
-            let field = Fields {
-                bytes: entry,
-                little_endian,
-            };
-            if field.u32(0) != Some(PT_INTERP) {
+        for segment in segments {
+            if segment.p_type(endian) != PT_INTERP {
                 continue;
             }
-            let (offset, size) = if class == 64 {
-                (field.u64(8), field.u64(32))
-            } else {
-                (field.u32(4).map(u64::from), field.u32(16).map(u64::from))
-            };
-            let (Some(offset), Some(size)) = (offset, size) else {
-                continue;
-            };
-            // An interpreter path is short; the cap keeps a corrupt size from costing a huge
-            // read.
-            let path = read_at(offset, size.min(4096) as usize).map_err(unreadable)?;
+            let (offset, size) = segment.file_range(endian);
+            let path = data
+                .read_bytes_at(offset, size.min(LONGEST_INTERPRETER))
+                .map_err(|()| "a truncated ELF file (its interpreter is cut off)".to_string())?;
+            // The path ends at its NUL; an empty or unterminated one is still an interpreter.
             let path = path.split(|&byte| byte == 0).next().unwrap_or_default();
             interpreter = Some(String::from_utf8_lossy(path).into_owned());
         }
         Ok(Elf {
             class,
-            little_endian,
-            machine,
+            little_endian: header.is_little_endian(),
+            machine: header.e_machine(endian),
             interpreter,
         })
     }
@@ -214,17 +200,17 @@ impl Elf {
     /// The class, byte order and machine, as a person names them: `64-bit x86-64`.
     fn describe(&self) -> String {
         let machine = match self.machine {
-            3 => "x86".to_string(),
-            8 => "MIPS".to_string(),
-            20 => "PowerPC".to_string(),
-            21 => "PowerPC64".to_string(),
-            22 => "s390x".to_string(),
-            40 => "ARM".to_string(),
-            62 => "x86-64".to_string(),
-            183 => "AArch64".to_string(),
-            243 => "RISC-V".to_string(),
-            258 => "LoongArch".to_string(),
-            other => format!("machine {other}"),
+            elf::EM_386 => "x86".to_string(),
+            elf::EM_MIPS => "MIPS".to_string(),
+            elf::EM_PPC => "PowerPC".to_string(),
+            elf::EM_PPC64 => "PowerPC64".to_string(),
+            elf::EM_S390 => "s390x".to_string(),
+            elf::EM_ARM => "ARM".to_string(),
+            elf::EM_X86_64 => "x86-64".to_string(),
+            elf::EM_AARCH64 => "AArch64".to_string(),
+            elf::EM_RISCV => "RISC-V".to_string(),
+            elf::EM_LOONGARCH => "LoongArch".to_string(),
+            other => format!("machine {}", other.0),
         };
         let order = if self.little_endian {
             "little-endian"
@@ -233,53 +219,6 @@ impl Elf {
         };
         format!("{}-bit {order} {machine}", self.class)
     }
-}
-
-/// Fixed-width integers of an ELF structure, in its byte order; `None` past its end.
-struct Fields<'a> {
-    bytes: &'a [u8],
-    little_endian: bool,
-}
-
-impl Fields<'_> {
-    fn array<const N: usize>(&self, at: usize) -> Option<[u8; N]> {
-        self.bytes.get(at..at + N)?.try_into().ok()
-    }
-
-    fn u16(&self, at: usize) -> Option<u16> {
-        let bytes = self.array(at)?;
-        Some(if self.little_endian {
-            u16::from_le_bytes(bytes)
-        } else {
-            u16::from_be_bytes(bytes)
-        })
-    }
-
-    fn u32(&self, at: usize) -> Option<u32> {
-        let bytes = self.array(at)?;
-        Some(if self.little_endian {
-            u32::from_le_bytes(bytes)
-        } else {
-            u32::from_be_bytes(bytes)
-        })
-    }
-
-    fn u64(&self, at: usize) -> Option<u64> {
-        let bytes = self.array(at)?;
-        Some(if self.little_endian {
-            u64::from_le_bytes(bytes)
-        } else {
-            u64::from_be_bytes(bytes)
-        })
-    }
-}
-
-/// Up to `len` bytes at `offset`: fewer at the end of the file.
-fn read_at(file: &mut File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
-    file.seek(SeekFrom::Start(offset))?;
-    let mut bytes = Vec::with_capacity(len);
-    file.take(len as u64).read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 /// FNV-1a, 64 bits: stable across Rust releases, unlike std's hasher, so a file name written by
@@ -343,6 +282,18 @@ mod tests {
 
     #[cfg(probtest_preload)]
     #[test]
+    fn headers_are_read_from_bytes_at_any_alignment() {
+        let library = LIBRARY.unwrap();
+        let mut shifted = vec![0u8; library.len() + 8];
+        for offset in 0..8 {
+            shifted[offset..offset + library.len()].copy_from_slice(library);
+            let elf = Elf::read(&shifted[offset..offset + library.len()]).expect("readable");
+            assert_eq!(elf.machine.0, library_machine(), "at offset {offset}");
+        }
+    }
+
+    #[cfg(probtest_preload)]
+    #[test]
     fn the_running_test_binary_is_dynamic_and_accepted() {
         let exe = std::env::current_exe().unwrap();
         assert_eq!(applies_to(&exe), Ok(()));
@@ -389,7 +340,7 @@ mod tests {
         let dir = TempDir::new("foreign");
         let path = dir.0.join("binary");
 
-        let whole = elf(library_machine(), PT_INTERP);
+        let whole = elf(library_machine(), PT_INTERP.0);
         fs::write(&path, &whole[..40]).unwrap();
         assert_eq!(applies_to(&path), Err("a truncated ELF header".to_string()));
         fs::write(&path, &whole[..80]).unwrap();
@@ -399,7 +350,7 @@ mod tests {
 
         // An empty interpreter is still one: the machine decides.
         let other = if library_machine() == 183 { 62 } else { 183 };
-        fs::write(&path, elf(other, PT_INTERP)).unwrap();
+        fs::write(&path, elf(other, PT_INTERP.0)).unwrap();
         let error = applies_to(&path).unwrap_err();
         assert!(
             error.starts_with("built for 64-bit little-endian ")
@@ -407,7 +358,7 @@ mod tests {
             "{error}"
         );
 
-        let mut musl = elf(library_machine(), PT_INTERP);
+        let mut musl = elf(library_machine(), PT_INTERP.0);
         let interpreter = b"/lib/ld-musl-x86_64.so.1\0";
         let at = musl.len() as u64;
         musl[64 + 8..64 + 16].copy_from_slice(&at.to_le_bytes());

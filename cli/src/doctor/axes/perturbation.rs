@@ -3,24 +3,30 @@
 //! environment variables that apply it, and its form in the repro blob, held to values a run
 //! applies as it says.
 
-use serde_json::{json, Value};
+use serde::de::{Deserializer, Error as _};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::doctor::preload::{
     ENV_NET, ENV_SEED, ENV_SEED_SCOPE, ENV_TICK_MS, ENV_TIME, ENV_TIME_FROZEN,
 };
-use crate::doctor::repro::{shown, shown_json};
+use crate::doctor::repro::{fields_of, shown, shown_json, unknown_field};
 
 /// A wall clock pinned by the preload library.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Clock {
     /// Where it starts: seconds since the Unix epoch.
+    #[serde(deserialize_with = "clock_at")]
     pub at: f64,
     /// Whether it stays there.
+    #[serde(deserialize_with = "clock_frozen")]
     pub frozen: bool,
 }
 
 /// The CPUs a run's process may use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Cpus {
     /// The first CPU the doctor may use: the victim's threads take turns.
     One,
@@ -28,42 +34,47 @@ pub enum Cpus {
     All,
 }
 
-impl Cpus {
-    fn name(self) -> &'static str {
-        match self {
-            Cpus::One => "one",
-            Cpus::All => "all",
-        }
-    }
-}
-
-/// What a run changes in the victim's process.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// What a run changes in the victim's process; in the repro blob, this struct's fields and no
+/// other. They are in the order serde_json sorted them when the blob was built as a map, so that
+/// a repro's blob is the same text it always was; a missing field reads as `null` or `false`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Perturbation {
-    /// The seed of every draw from the OS.
-    pub seed: Option<u64>,
-    /// The seed pins std's hash keys only; every other draw is real.
-    pub hash_only: bool,
     /// The wall clock.
+    #[serde(default, deserialize_with = "clock")]
     pub clock: Option<Clock>,
-    /// Tick jitter: every read of a clock at least this many milliseconds after the last.
-    pub tick_ms: Option<u32>,
-    /// Connections to other machines fail, as without a route.
-    pub network_blocked: bool,
     /// The CPUs the process may use; `None` leaves it as the doctor's.
+    #[serde(default, deserialize_with = "cpus")]
     pub cpus: Option<Cpus>,
-    /// Busy threads beside the run, on the CPUs it may use.
-    pub stress: bool,
     /// A fresh, empty home directory (`HOME` and the XDG directories in it) instead of the
     /// user's.
+    #[serde(default, deserialize_with = "fresh_home")]
     pub fresh_home: bool,
+    /// The seed pins std's hash keys only; every other draw is real.
+    #[serde(default, deserialize_with = "hash_only")]
+    pub hash_only: bool,
+    /// Connections to other machines fail, as without a route.
+    #[serde(default, deserialize_with = "network_blocked")]
+    pub network_blocked: bool,
     /// The environment scrubbed to what a test needs to start (see [`KEPT_VARIABLES`]).
+    #[serde(default, deserialize_with = "scrubbed_env")]
     pub scrubbed_env: bool,
+    /// The seed of every draw from the OS.
+    #[serde(default, deserialize_with = "seed")]
+    pub seed: Option<u64>,
+    /// Busy threads beside the run, on the CPUs it may use.
+    #[serde(default, deserialize_with = "stress")]
+    pub stress: bool,
+    /// Tick jitter: every read of a clock at least this many milliseconds after the last.
+    #[serde(default, deserialize_with = "tick_ms")]
+    pub tick_ms: Option<u32>,
+    /// The time zone (`TZ`): where the local time of a pinned clock is.
+    #[serde(default, deserialize_with = "tz")]
+    pub tz: Option<String>,
     /// The XDG base directories set to their defaults under `HOME`, as many desktops set them
     /// and a CI runner does not (or the other way round).
+    #[serde(default, deserialize_with = "xdg_dirs")]
     pub xdg_dirs: bool,
-    /// The time zone (`TZ`): where the local time of a pinned clock is.
-    pub tz: Option<String>,
 }
 
 /// What a scrubbed environment keeps: how to find programs and libraries, the home directory
@@ -119,19 +130,8 @@ impl Perturbation {
 
     /// The perturbation as the repro blob records it.
     pub fn to_json(&self) -> Value {
-        json!({
-            "seed": self.seed,
-            "hash_only": self.hash_only,
-            "clock": self.clock.map(|clock| json!({"at": clock.at, "frozen": clock.frozen})),
-            "tick_ms": self.tick_ms,
-            "network_blocked": self.network_blocked,
-            "cpus": self.cpus.map(Cpus::name),
-            "stress": self.stress,
-            "fresh_home": self.fresh_home,
-            "scrubbed_env": self.scrubbed_env,
-            "xdg_dirs": self.xdg_dirs,
-            "tz": self.tz,
-        })
+        // Numbers, strings and booleans only: serializing cannot fail.
+        serde_json::to_value(self).unwrap_or_default()
     }
 
     /// A perturbation from the repro blob, strictly: anything unexpected is an error, and every
@@ -140,80 +140,10 @@ impl Perturbation {
         let object = value
             .as_object()
             .ok_or("the perturbation is not an object")?;
-        const FIELDS: [&str; 11] = [
-            "seed",
-            "hash_only",
-            "clock",
-            "tick_ms",
-            "network_blocked",
-            "cpus",
-            "stress",
-            "fresh_home",
-            "scrubbed_env",
-            "xdg_dirs",
-            "tz",
-        ];
-        if let Some(key) = object.keys().find(|key| !FIELDS.contains(&key.as_str())) {
-            return Err(format!("unknown perturbation field {}", shown(key)));
-        }
-        let flag = |key: &str| -> Result<bool, String> {
-            match object.get(key) {
-                None | Some(Value::Null) => Ok(false),
-                Some(value) => value
-                    .as_bool()
-                    .ok_or(format!("`{key}` is not true or false")),
-            }
-        };
-        let seed = match object.get("seed") {
-            None | Some(Value::Null) => None,
-            Some(seed) => Some(seed.as_u64().ok_or(format!(
-                "the seed {} is not a whole number from 0 to {}",
-                shown_json(seed),
-                u64::MAX
-            ))?),
-        };
-        let clock = match object.get("clock") {
-            None | Some(Value::Null) => None,
-            Some(clock) => Some(clock_from_json(clock)?),
-        };
-        let tick_ms = match object.get("tick_ms") {
-            None | Some(Value::Null) => None,
-            Some(tick) => Some(
-                tick.as_u64()
-                    .and_then(|tick| u32::try_from(tick).ok())
-                    .ok_or(TICK_RANGE)?,
-            ),
-        };
-        let cpus = match object.get("cpus") {
-            None | Some(Value::Null) => None,
-            Some(value) => Some(match value.as_str() {
-                Some("one") => Cpus::One,
-                Some("all") => Cpus::All,
-                _ => return Err("`cpus` is neither \"one\" nor \"all\"".into()),
-            }),
-        };
-        let tz = match object.get("tz") {
-            None | Some(Value::Null) => None,
-            Some(value) => Some(
-                value
-                    .as_str()
-                    .ok_or("the time zone is not a string")?
-                    .to_string(),
-            ),
-        };
-        let perturbation = Perturbation {
-            seed,
-            hash_only: flag("hash_only")?,
-            clock,
-            tick_ms,
-            network_blocked: flag("network_blocked")?,
-            cpus,
-            stress: flag("stress")?,
-            fresh_home: flag("fresh_home")?,
-            scrubbed_env: flag("scrubbed_env")?,
-            xdg_dirs: flag("xdg_dirs")?,
-            tz,
-        };
+        unknown_field::<Perturbation>(object, "unknown perturbation field")?;
+        // A `Value` carries no position: an error is the reader's own message alone.
+        let perturbation = Perturbation::deserialize(value)
+            .map_err(|error: serde_json::Error| error.to_string())?;
         perturbation.check()?;
         Ok(perturbation)
     }
@@ -253,26 +183,109 @@ const TICK_RANGE: &str = "`tick_ms` is not a number of milliseconds from 1 to 60
 /// Where `TZ` names are looked up: the zone files glibc reads.
 const ZONEINFO: &str = "/usr/share/zoneinfo";
 
-/// A clock of the repro blob: `{"at": seconds, "frozen": bool}` and nothing else.
-fn clock_from_json(clock: &Value) -> Result<Clock, String> {
-    let object = clock.as_object().ok_or("the clock is not an object")?;
-    if let Some(key) = object
-        .keys()
-        .find(|key| !["at", "frozen"].contains(&key.as_str()))
-    {
-        return Err(format!("unknown clock field {}", shown(key)));
+/// A field's JSON value; `None` for `null`.
+fn value<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Ok(Option::<Value>::deserialize(deserializer)?.filter(|value| !value.is_null()))
+}
+
+macro_rules! flags {
+    ($($key:ident),*) => {$(
+        /// A flag: `null` is `false`, anything but a boolean is refused by its name.
+        fn $key<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+            match value(deserializer)? {
+                None => Ok(false),
+                Some(Value::Bool(flag)) => Ok(flag),
+                Some(_) => Err(D::Error::custom(concat!(
+                    "`",
+                    stringify!($key),
+                    "` is not true or false"
+                ))),
+            }
+        }
+    )*};
+}
+
+flags!(
+    fresh_home,
+    hash_only,
+    network_blocked,
+    scrubbed_env,
+    stress,
+    xdg_dirs
+);
+
+fn seed<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+    value(deserializer)?
+        .map(|seed| {
+            seed.as_u64().ok_or(D::Error::custom(format!(
+                "the seed {} is not a whole number from 0 to {}",
+                shown_json(&seed),
+                u64::MAX
+            )))
+        })
+        .transpose()
+}
+
+fn tick_ms<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u32>, D::Error> {
+    value(deserializer)?
+        .map(|tick| {
+            tick.as_u64()
+                .and_then(|tick| u32::try_from(tick).ok())
+                .ok_or(D::Error::custom(TICK_RANGE))
+        })
+        .transpose()
+}
+
+fn cpus<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Cpus>, D::Error> {
+    value(deserializer)?
+        .map(|cpus| match cpus.as_str() {
+            Some("one") => Ok(Cpus::One),
+            Some("all") => Ok(Cpus::All),
+            _ => Err(D::Error::custom("`cpus` is neither \"one\" nor \"all\"")),
+        })
+        .transpose()
+}
+
+fn tz<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    match value(deserializer)? {
+        None => Ok(None),
+        Some(Value::String(tz)) => Ok(Some(tz)),
+        Some(_) => Err(D::Error::custom("the time zone is not a string")),
     }
-    let at = object.get("at").ok_or("the clock has no `at`")?;
-    Ok(Clock {
-        at: at.as_f64().ok_or(format!(
-            "the clock's `at` {} is not a number of seconds",
-            shown_json(at)
-        ))?,
-        frozen: object
-            .get("frozen")
-            .and_then(Value::as_bool)
-            .ok_or("the clock has no `frozen`")?,
-    })
+}
+
+/// A clock of the repro blob: `{"at": seconds, "frozen": bool}` and nothing else.
+fn clock<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Clock>, D::Error> {
+    let Some(clock) = value(deserializer)? else {
+        return Ok(None);
+    };
+    let object = clock
+        .as_object()
+        .ok_or(D::Error::custom("the clock is not an object"))?;
+    unknown_field::<Clock>(object, "unknown clock field").map_err(D::Error::custom)?;
+    if let Some(missing) = fields_of::<Clock>()
+        .iter()
+        .find(|key| !object.contains_key(**key))
+    {
+        return Err(D::Error::custom(format!("the clock has no `{missing}`")));
+    }
+    Clock::deserialize(&clock)
+        .map(Some)
+        .map_err(|error| D::Error::custom(error.to_string()))
+}
+
+fn clock_at<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    let at = Value::deserialize(deserializer)?;
+    at.as_f64().ok_or(D::Error::custom(format!(
+        "the clock's `at` {} is not a number of seconds",
+        shown_json(&at)
+    )))
+}
+
+fn clock_frozen<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    Value::deserialize(deserializer)?
+        .as_bool()
+        .ok_or(D::Error::custom("the clock has no `frozen`"))
 }
 
 /// Whether the preload library pins the clock at `at`: what [`Perturbation::env`] writes of it
@@ -330,6 +343,8 @@ fn check_zone(tz: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -4,40 +4,28 @@
 //! preload library applies, no unknown field. The `cargo test` arguments that build its test are
 //! made here from those, never read from the blob: a blob can run nothing but the test it names.
 
-use serde_json::{json, Map, Value};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde_json::{Map, Value};
 
-use crate::doctor::axes::{Axis, Perturbation};
+use crate::doctor::axes::Axis;
 use crate::doctor::cargo::{Selection, TestBinary};
 use crate::doctor::runner::Plan;
 
 mod names;
+mod payload;
 #[cfg(test)]
 mod tests;
 
 use names::{check_name, check_test};
 pub use names::{shown, shown_json, TargetKind};
+pub use payload::{fields_of, unknown_field};
+use payload::{Payload, MOST_THREADS, THREADS_RANGE};
 
 /// The blob's prefix, with its format's version.
 const PREFIX: &str = "pd1:";
 /// The payload's version. Version 1 named its target as free `cargo test` arguments.
 const VERSION: u64 = 2;
-/// The payload's fields.
-const FIELDS: [&str; 10] = [
-    "v",
-    "attempts",
-    "package",
-    "kind",
-    "target",
-    "test",
-    "axis",
-    "tests",
-    "threads",
-    "perturbation",
-];
-/// The most threads a blob may ask for.
-const MOST_THREADS: usize = 1024;
-/// The most runs a stress repro may ask for.
-pub const MOST_ATTEMPTS: u64 = 100_000;
 
 /// What a repro blob says.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,19 +98,21 @@ impl Repro {
 
     /// The blob.
     pub fn encode(&self) -> String {
-        let payload = json!({
-            "v": VERSION,
-            "package": self.package,
-            "kind": self.kind.name(),
-            "target": self.target,
-            "test": self.test,
-            "axis": self.axis.name(),
-            "tests": self.plan.tests,
-            "threads": self.plan.threads,
-            "perturbation": self.plan.perturbation.to_json(),
-            "attempts": self.attempts,
-        });
-        format!("{PREFIX}{}", base64url(payload.to_string().as_bytes()))
+        let payload = Payload {
+            v: VERSION,
+            attempts: self.attempts,
+            axis: Some(self.axis.name().to_string()),
+            kind: Some(self.kind.name().to_string()),
+            package: Some(self.package.clone()),
+            perturbation: Some(self.plan.perturbation.clone()),
+            target: self.target.clone(),
+            test: Some(self.test.clone()),
+            tests: Some(self.plan.tests.clone()),
+            threads: self.plan.threads,
+        };
+        // Strings, numbers and booleans only: serializing cannot fail.
+        let json = serde_json::to_string(&payload).unwrap_or_default();
+        format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(json))
     }
 
     /// The repro of `blob`, or why it is not one.
@@ -136,78 +126,36 @@ impl Repro {
                 _ => "not a repro blob (it starts with `pd1:`)".to_string(),
             });
         };
-        let bytes = unbase64url(body).ok_or("the blob is not base64url")?;
+        let bytes = URL_SAFE_NO_PAD
+            .decode(body)
+            .map_err(|_| "the blob is not base64url")?;
         let payload: Value = serde_json::from_slice(&bytes)
             .map_err(|error| format!("the blob's payload is not JSON ({error})"))?;
         let object = payload
             .as_object()
             .ok_or("the blob's payload is not an object")?;
+        // The version first: an older payload has fields this one does not know.
         check_version(object)?;
-        if let Some(key) = object.keys().find(|key| !FIELDS.contains(&key.as_str())) {
-            return Err(format!("the blob has an unknown field {}", shown(key)));
-        }
-        let string = |key: &str| -> Result<String, String> {
-            object
-                .get(key)
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .ok_or(format!("the blob has no `{key}` string"))
-        };
-        let kind = string("kind")?;
+        unknown_field::<Payload>(object, "the blob has an unknown field")?;
+        // A `Value` carries no position: an error is the reader's own message alone.
+        let payload: Payload =
+            serde_json::from_value(payload).map_err(|error| error.to_string())?;
+        let kind = payload.kind.ok_or("the blob has no `kind` string")?;
         let kind = TargetKind::parse(&kind).ok_or(format!(
             "the blob's target kind {} is not one of lib, test, bin, example, bench",
             shown(&kind)
         ))?;
-        let target = match object.get("target") {
-            None | Some(Value::Null) => None,
-            Some(_) => Some(string("target")?),
-        };
-        let tests = object
-            .get("tests")
-            .and_then(Value::as_array)
-            .ok_or("the blob has no `tests` list")?
-            .iter()
-            .map(|item| {
-                item.as_str()
-                    .map(str::to_string)
-                    .ok_or("the blob's `tests` holds a non-string".to_string())
-            })
-            .collect::<Result<Vec<String>, String>>()?;
-        let threads = match object.get("threads") {
-            None | Some(Value::Null) => None,
-            Some(threads) => Some(
-                threads
-                    .as_u64()
-                    .and_then(|threads| usize::try_from(threads).ok())
-                    .ok_or(THREADS_RANGE)?,
-            ),
-        };
-        let attempts = match object.get("attempts") {
-            None | Some(Value::Null) => None,
-            Some(attempts) => Some(
-                attempts
-                    .as_u64()
-                    .filter(|attempts| (1..=MOST_ATTEMPTS).contains(attempts))
-                    .ok_or(format!(
-                        "the blob's `attempts` is not a whole number from 1 to {MOST_ATTEMPTS}"
-                    ))?,
-            ),
-        };
         let repro = Repro {
-            attempts,
-            package: string("package")?,
+            attempts: payload.attempts,
+            package: payload.package.ok_or("the blob has no `package` string")?,
             kind,
-            target,
-            test: string("test")?,
-            axis: parse_axis(&string("axis")?)?,
+            target: payload.target,
+            test: payload.test.ok_or("the blob has no `test` string")?,
+            axis: parse_axis(&payload.axis.ok_or("the blob has no `axis` string")?)?,
             plan: Plan {
-                tests,
-                threads,
-                perturbation: Perturbation::from_json(
-                    object
-                        .get("perturbation")
-                        .ok_or("the blob has no perturbation")?,
-                )?,
+                tests: payload.tests.ok_or("the blob has no `tests` list")?,
+                threads: payload.threads,
+                perturbation: payload.perturbation.ok_or("the blob has no perturbation")?,
             },
         };
         repro.check()?;
@@ -264,8 +212,6 @@ fn parse_axis(name: &str) -> Result<Axis, String> {
         ))
 }
 
-const THREADS_RANGE: &str = "the blob's thread count is not a number from 1 to 1024";
-
 /// Refuses a payload of another version; version 1's `select` went onto cargo's command line.
 fn check_version(object: &Map<String, Value>) -> Result<(), String> {
     const OLDER: &str = "the blob was made by an older probtest, whose blobs this one no \
@@ -285,39 +231,4 @@ fn check_version(object: &Map<String, Value>) -> Result<(), String> {
         )),
         None => Err("the blob has no version".into()),
     }
-}
-
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/// `bytes` in base64url without padding: a blob pastes into a shell without quotes.
-fn base64url(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let word = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for index in 0..=chunk.len() {
-            out.push(char::from(
-                ALPHABET[(word >> (18 - 6 * index) & 63) as usize],
-            ));
-        }
-    }
-    out
-}
-
-/// The bytes of a base64url text without padding; `None` for anything else.
-fn unbase64url(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    for chunk in text.as_bytes().chunks(4) {
-        let mut word = 0u32;
-        for (index, byte) in chunk.iter().enumerate() {
-            let value = ALPHABET.iter().position(|c| c == byte)? as u32;
-            word |= value << (18 - 6 * index);
-        }
-        out.extend_from_slice(&word.to_be_bytes()[1..chunk.len()]);
-    }
-    Some(out)
 }

@@ -4,8 +4,20 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
+use super::payload::MOST_ATTEMPTS;
 use super::*;
-use crate::doctor::axes::Clock;
+
+/// base64url's alphabet: a blob pastes into a shell without quotes.
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+fn base64url(bytes: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+fn unbase64url(text: &str) -> Option<Vec<u8>> {
+    URL_SAFE_NO_PAD.decode(text).ok()
+}
+use crate::doctor::axes::{Clock, Perturbation};
 use crate::doctor::cargo::TestBinary;
 
 fn binary(kind: &str, target: &str) -> TestBinary {
@@ -15,6 +27,7 @@ fn binary(kind: &str, target: &str) -> TestBinary {
         target: target.into(),
         kind: kind.into(),
         manifest_dir: PathBuf::from("/w/doctor"),
+        target_dir: PathBuf::from("/t"),
     }
 }
 
@@ -107,6 +120,27 @@ fn blobs_round_trip() {
         let bytes: Vec<u8> = (0..length).map(|i| (i * 37 + 5) as u8).collect();
         assert_eq!(unbase64url(&base64url(&bytes)), Some(bytes));
     }
+}
+
+#[test]
+fn blobs_written_by_earlier_builds_still_decode() {
+    // `sample()`'s blob as the hand-written encoder wrote it: the same text today.
+    const EARLIER: &str = "pd1:eyJhdHRlbXB0cyI6bnVsbCwiYXhpcyI6Im9yZGVyIiwia2luZCI6InRlc3QiLCJwYWNrYWdlIjoicHQtZG9jdG9yIiwicGVydHVyYmF0aW9uIjp7ImNsb2NrIjp7ImF0IjoxLjUsImZyb3plbiI6ZmFsc2V9LCJjcHVzIjpudWxsLCJmcmVzaF9ob21lIjpmYWxzZSwiaGFzaF9vbmx5IjpmYWxzZSwibmV0d29ya19ibG9ja2VkIjpmYWxzZSwic2NydWJiZWRfZW52IjpmYWxzZSwic2VlZCI6MTg0NDY3NDQwNzM3MDk1NTE2MTUsInN0cmVzcyI6ZmFsc2UsInRpY2tfbXMiOjI1MCwidHoiOiJVVEMiLCJ4ZGdfZGlycyI6ZmFsc2V9LCJ0YXJnZXQiOiJvcmRlciIsInRlc3QiOiJiX29yZGVyX3ZpY3RpbSIsInRlc3RzIjpbImFfcG9sbHV0ZXIiLCJiX29yZGVyX3ZpY3RpbSJdLCJ0aHJlYWRzIjoxLCJ2IjoyfQ";
+    assert_eq!(Repro::decode(EARLIER), Ok(sample()));
+    assert_eq!(sample().encode(), EARLIER);
+    // Fields in another order, and the optional ones left out, read the same.
+    let mut payload = payload(EARLIER);
+    if let Some(object) = payload.as_object_mut() {
+        object.remove("attempts");
+    }
+    let reordered = format!(
+        "{{\"v\":2,{}",
+        &payload.to_string()[1..].replace(",\"v\":2", "")
+    );
+    assert_eq!(
+        Repro::decode(&format!("{PREFIX}{}", base64url(reordered.as_bytes()))),
+        Ok(sample())
+    );
 }
 
 #[test]

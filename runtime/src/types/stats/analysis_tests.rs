@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::cluster::{icc, projected_width};
 use super::paired::{
-    adjust_pvalues, exact_difference, fisher_exact, newcombe, sign_flip, Adjustment,
+    adjust_pvalues, exact_difference, fisher_exact, fisher_greater, newcombe, sign_flip, Adjustment,
 };
 use super::resample::{bootstrap_means, percentile_interval};
 
@@ -156,6 +156,28 @@ fn fisher_sums_the_terms_pytest_probability_sums() {
     // lgamma, and prints as 0.99; the same terms give the same sum here.
     assert_eq!(fisher_exact(6, 10, 6, 10), 0.9999999999999934);
     assert_eq!(fisher_exact(9, 10, 9, 10), 1.0);
+}
+
+#[test]
+fn fisher_greater_is_the_exact_upper_tail() {
+    // Exact sums of hypergeometric terms, from rational arithmetic.
+    for ((x1, n1, x2, n2), want) in [
+        ((10, 10, 3, 10), 1.0 / 646.0),
+        ((2, 2, 5, 10), 7.0 / 22.0),
+        ((10, 10, 5, 10), 21.0 / 1292.0),
+        ((10, 10, 0, 10), 1.0 / 184_756.0),
+        ((3, 10, 3, 10), 443.0 / 646.0),
+        ((7, 200, 1, 300), 0.008_083_368_783_264_202),
+        ((40, 100, 20, 100), 0.001_595_908_412_964_382),
+    ] {
+        let p = fisher_greater(x1, n1, x2, n2);
+        assert!(
+            (p - want).abs() <= 1e-12 * want.max(1e-300) + 1e-15,
+            "{x1}/{n1} vs {x2}/{n2}: {p} vs {want}"
+        );
+    }
+    assert_eq!(fisher_greater(0, 10, 5, 10), 1.0);
+    assert_eq!(fisher_greater(0, 0, 0, 0), 1.0);
 }
 
 #[test]

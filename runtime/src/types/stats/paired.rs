@@ -120,6 +120,22 @@ pub fn fisher_exact(x1: u64, n1: u64, x2: u64, n2: u64) -> f64 {
     super::resample::fsum(terms).min(1.0)
 }
 
+/// Fisher's exact one-sided p-value that the first sample's rate (`x1` of `n1`) is higher than
+/// the second's (`x2` of `n2`): the chance, with both drawn at one rate, of a first sample at
+/// least as high. The doctor's gate on whether a perturbation beats its baseline.
+pub fn fisher_greater(x1: u64, n1: u64, x2: u64, n2: u64) -> f64 {
+    let successes = x1 + x2;
+    if x1 <= successes.saturating_sub(n2) {
+        // The tail is every table: exactly 1, where summing rounded terms may miss it.
+        return 1.0;
+    }
+    let denominator = log_comb(n1 + n2, successes);
+    let highest = successes.min(n1);
+    let terms = (x1..=highest)
+        .map(|k| libm::exp(log_comb(n1, k) + log_comb(n2, successes - k) - denominator));
+    super::resample::fsum(terms).min(1.0)
+}
+
 /// The most (sum, count) updates the exact sign-flip distribution may take before the test
 /// turns to random sign patterns.
 const EXACT_WORK: usize = 1_000_000;

@@ -14,8 +14,8 @@ const MAX_STEPS: usize = 2_000;
 /// the square root of the larger shape, so this covers shapes into the millions.
 const MAX_TERMS: usize = 100_000;
 
-/// `ln B(a, b)`.
-fn ln_beta(a: f64, b: f64) -> f64 {
+/// `ln B(a, b)`: the Beta quantiles here and the confidence sequence's mixture.
+pub(super) fn ln_beta(a: f64, b: f64) -> f64 {
     libm::lgamma(a) + libm::lgamma(b) - libm::lgamma(a + b)
 }
 

@@ -8,6 +8,8 @@
 //! both tools stop the same runs: the same Jeffreys mixing prior, the same Newton iteration in
 //! the log-odds, the same closed form at x = n.
 
+use super::quantile::ln_beta;
+
 /// The mixing prior: Jeffreys' Beta(½, ½), whose worst-case penalty is smallest (about
 /// ½·log n) and stays that small at 0 and n passes, where pass-rate gates live.
 pub const SEQUENCE_PRIOR: (f64, f64) = (0.5, 0.5);
@@ -17,10 +19,6 @@ pub const SEQUENCE_PRIOR: (f64, f64) = (0.5, 0.5);
 /// UNDECIDED once no remaining run could reach a verdict.
 pub fn monotone_level() -> f64 {
     -libm::expm1(-0.5)
-}
-
-fn ln_beta(a: f64, b: f64) -> f64 {
-    libm::lgamma(a) + libm::lgamma(b) - libm::lgamma(a + b)
 }
 
 /// log of the mixture's probability of one particular sequence of x passes in n runs; never
