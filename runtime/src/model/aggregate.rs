@@ -1,23 +1,91 @@
-//! Per-function means of the metrics, before the analysis: `Report::build` computes them from
-//! its rows; the live report keeps the same [`FunctionSums`] running as rows change, so that a
-//! mean changes in constant time. The analysis (`analysis::estimates`) replaces them with the
-//! same means, their intervals and the session's.
+//! What a session's rows add up to: the number of runs asked for, the rows that fail the
+//! session, the warnings of their cases, and per function the sums behind the means of the
+//! metrics (before the analysis, which replaces the means with the same means, their intervals
+//! and the session's; see `analysis::estimates`).
+//!
+//! One step, [`RowSums::row_changed`], folds a row in: `Report::build` calls it once per row,
+//! and the live report (`store::live`) calls it as a row changes, with what the row counted
+//! for before, so that the report's head changes in constant time. Both therefore agree by
+//! construction.
 //!
 //! Layer: model.
 
 use crate::model::analysis::MetricAggregate;
+use crate::model::case::infeasible;
 use crate::model::report::{Aggregate, Row};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::StatsConfig;
 use crate::types::sum::saturating_add;
 
-/// The per-function means of the metrics, for functions with at least one case.
-pub(crate) fn aggregates(rows: &[Row], config: &StatsConfig) -> Vec<Aggregate> {
-    means(&FunctionSums::of_rows(rows, config), config)
+/// What a session's rows add up to, kept as rows are added and changed.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct RowSums {
+    /// The most runs any case asks for.
+    pub(crate) runs: u32,
+    /// Rows that fail the session, for the exit status.
+    pub(crate) failing_rows: u64,
+    /// Per function, the sums behind the means of the metrics (kept only when metrics are set).
+    pub(crate) functions: Vec<FunctionSums>,
+    /// Gates that cannot pass with their cases' runs (and, kept by the live report, every
+    /// warning of the report it last rebuilt).
+    pub(crate) warnings: Vec<String>,
+}
+
+/// What a row counted for in the sums before it changed.
+pub(crate) struct Counted<'a> {
+    /// Whether it failed the session.
+    pub(crate) fails: bool,
+    /// Its metrics.
+    pub(crate) metrics: &'a OrderedMap<f64>,
+}
+
+impl RowSums {
+    /// The sums of `rows`, each folded in once.
+    pub(crate) fn of_rows(rows: &[Row], config: &StatsConfig) -> RowSums {
+        let mut sums = RowSums::default();
+        for row in rows {
+            sums.row_changed(None, row, config);
+        }
+        sums
+    }
+
+    /// Accounts for a settled row changing from `before` (none for a new row) to `after`.
+    pub(crate) fn row_changed(
+        &mut self,
+        before: Option<Counted<'_>>,
+        after: &Row,
+        config: &StatsConfig,
+    ) {
+        self.runs = self.runs.max(after.info.runs);
+        if before.is_none() {
+            self.warnings.extend(infeasible(&after.info, config));
+            self.warnings
+                .extend(crate::model::latency::infeasible(&after.info, config));
+        }
+        let fails_before = before.as_ref().is_some_and(|before| before.fails);
+        self.failing_rows = (self.failing_rows + u64::from(after.fails_session(config)))
+            .saturating_sub(u64::from(fails_before));
+        FunctionSums::row_changed(
+            &mut self.functions,
+            before.map(|before| before.metrics),
+            after,
+            config,
+        );
+    }
+
+    /// The exit status the rows give: 1 when any fails the session.
+    pub(crate) fn exit_status(&self) -> i32 {
+        i32::from(self.failing_rows > 0)
+    }
+
+    /// The per-function means of the metrics, for functions with at least one case.
+    pub(crate) fn aggregates(&self, config: &StatsConfig) -> Vec<Aggregate> {
+        means(&self.functions, config)
+    }
 }
 
 /// The running sums of one function's metrics, so that its means change in constant time.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct FunctionSums {
     pub(crate) function: String,
     pub(crate) module: String,
@@ -28,17 +96,8 @@ pub(crate) struct FunctionSums {
 }
 
 impl FunctionSums {
-    /// The sums of `rows`, as a report built from them has them.
-    pub(crate) fn of_rows(rows: &[Row], config: &StatsConfig) -> Vec<FunctionSums> {
-        let mut functions = Vec::new();
-        for row in rows {
-            FunctionSums::row_changed(&mut functions, None, row, config);
-        }
-        functions
-    }
-
     /// Moves a row's metrics from `before` (none for a new row) to `after` in its function's sums.
-    pub(crate) fn row_changed(
+    fn row_changed(
         functions: &mut Vec<FunctionSums>,
         before: Option<&OrderedMap<f64>>,
         after: &Row,
@@ -81,7 +140,7 @@ impl FunctionSums {
 }
 
 /// The means the sums give, one aggregate per function.
-pub(crate) fn means(functions: &[FunctionSums], config: &StatsConfig) -> Vec<Aggregate> {
+fn means(functions: &[FunctionSums], config: &StatsConfig) -> Vec<Aggregate> {
     if config.metrics.is_empty() {
         return Vec::new();
     }

@@ -11,8 +11,8 @@
 use std::cmp::Ordering;
 use std::ops::Range;
 
-use crate::model::aggregate::aggregates;
-use crate::model::case::{infeasible, CaseInfo};
+use crate::model::aggregate::RowSums;
+use crate::model::case::CaseInfo;
 use crate::model::order::{permute, record_order, RecordOrder};
 use crate::model::record::Record;
 use crate::model::report::{Report, Row, Totals, SCHEMA_VERSION};
@@ -79,18 +79,11 @@ fn build(
     // Totals follow the sorted records, so models are listed in the order rows first use them.
     let totals = Totals::of_records(&records);
     crate::model::latency::settle(&mut rows, &records, &ranges, config);
-    let mut warnings = Vec::new();
-    for row in &rows {
-        warnings.extend(infeasible(&row.info, config));
-        warnings.extend(crate::model::latency::infeasible(&row.info, config));
-    }
+    // The live report folds its rows in with the same step, run by run.
+    let sums = RowSums::of_rows(&rows, config);
+    let (runs, exit_status, aggregates) = (sums.runs, sums.exit_status(), sums.aggregates(config));
+    let mut warnings = sums.warnings;
     warnings.extend(totals.overflow_warnings());
-    let mut runs = 0;
-    let mut fails = false;
-    for row in &rows {
-        runs = runs.max(row.info.runs);
-        fails = fails || row.fails_session(config);
-    }
     let report = Report {
         schema: SCHEMA_VERSION,
         tool: "probtest".to_string(),
@@ -98,15 +91,10 @@ fn build(
         created: rfc3339_now(),
         session: None,
         runs,
-        exit_status: i32::from(fails),
+        exit_status,
         stats_config: config.clone(),
         totals,
-        // Without metrics there are no means (what `aggregates` would find too).
-        aggregates: if config.metrics.is_empty() {
-            Vec::new()
-        } else {
-            aggregates(&rows, config)
-        },
+        aggregates,
         comparisons: Vec::new(),
         baseline: None,
         stopping: stopping(&rows, config),

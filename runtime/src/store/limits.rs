@@ -4,9 +4,9 @@
 //! A slot is a file `<session>/limits/<key>.<slot>.lock` held under an exclusive `flock`
 //! (`File::try_lock`). The kernel releases the lock when its process dies, however it dies, so a
 //! killed holder never keeps its slot. The per-minute limit is a reservation of the next free
-//! start instant, kept in `<key>.next` and read and advanced under the lock of
-//! `<key>.rate.lock`: starts are spread `60 / per_minute` seconds apart instead of bursting at
-//! the start of each minute, which is what providers' own limiters punish.
+//! start instant, kept in `<key>.rate` and read and advanced under that file's lock: starts
+//! are spread `60 / per_minute` seconds apart instead of bursting at the start of each minute,
+//! which is what providers' own limiters punish.
 //!
 //! Layer: store.
 

@@ -7,38 +7,12 @@
 use std::fs::{File, OpenOptions};
 use std::io;
 
-use crate::model::aggregate::{means, FunctionSums};
-use crate::model::{infeasible, Aggregate, CaseInfo, Row};
+use crate::model::aggregate::Counted;
+use crate::model::{CaseInfo, Row};
 use crate::store::live::file_io::{padded, read_all, row_capacity, row_file_name, write_at};
 use crate::store::live::state::{Index, OpenRun, RowState, Slot, DIRTY};
 use crate::store::live::{Change, Handles, ReportFile, RowHandle, RECORD_SLACK, TAIL};
-use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::StatsConfig;
-
-/// What a row counted for before a change: whether it failed the session, and its metrics.
-struct Counted<'a> {
-    fails: bool,
-    metrics: &'a OrderedMap<f64>,
-}
-
-impl Index {
-    /// Accounts for a row changing from `before` (none for a new row) to `after`.
-    fn row_changed(&mut self, before: Option<Counted<'_>>, after: &Row, config: &StatsConfig) {
-        let fails_before = before.as_ref().is_some_and(|before| before.fails);
-        self.failing_rows = (self.failing_rows + u64::from(after.fails_session(config)))
-            .saturating_sub(u64::from(fails_before));
-        FunctionSums::row_changed(
-            &mut self.functions,
-            before.map(|before| before.metrics),
-            after,
-            config,
-        );
-    }
-
-    fn aggregates(&self, config: &StatsConfig) -> Vec<Aggregate> {
-        means(&self.functions, config)
-    }
-}
 
 impl RowState {
     /// The row this state and `info` describe, settled under `config`.
@@ -214,7 +188,6 @@ impl ReportFile {
             } => {
                 row.add(provisional);
                 index.totals.add(provisional);
-                index.runs = index.runs.max(info.runs);
                 let capacity = record_text.len() as u64 + RECORD_SLACK;
                 let slot = self.append_record(&mut index, report, record_text, capacity)?;
                 state.open.push(OpenRun {
@@ -278,25 +251,25 @@ impl ReportFile {
             }
         }
         row.settle(&self.stats);
-        if is_new {
-            if let Some(warning) = infeasible(info, &self.stats) {
-                index.warnings.push(warning);
-            }
-        }
-        index.row_changed((!is_new).then(|| state.counted()), &row, &self.stats);
+        index
+            .sums
+            .row_changed((!is_new).then(|| state.counted()), &row, &self.stats);
         let tail = row.tail_json()?;
         let tail_slot = state.tail_slot();
         let Some(tail) = padded(tail, tail_slot.capacity) else {
             return Ok(Incremental::Rebuild);
         };
         let head = crate::format::report::head(
-            index.runs,
-            i32::from(index.failing_rows > 0 || index.unrecorded > 0),
+            index.sums.runs,
+            index
+                .sums
+                .exit_status()
+                .max(i32::from(index.unrecorded > 0)),
             &index.totals,
-            &index.aggregates(&self.stats),
+            &index.sums.aggregates(&self.stats),
             None,
             "",
-            &index.warnings,
+            &index.sums.warnings,
         )?;
         let Some(head) = padded(head, index.head.capacity) else {
             return Ok(Incremental::Rebuild);

@@ -40,7 +40,10 @@
 //! The report is a [`ReportFile`]; a change ([`Change`]) goes through [`ReportFile::apply`],
 //! under the lock, to every report path of the session (`siblings`), in place when it fits
 //! (`incremental`) and by a rebuild from the store otherwise (`rebuild`). The files' layout is
-//! in `state`, the byte-level reads and writes in `file_io`.
+//! in `state`, the byte-level reads and writes in `file_io`; every file it keeps in the session
+//! directory is listed in `store`'s documentation. The counts, verdicts and sums it keeps
+//! running are the model's own steps (`Row::add`, `Row::settle`, `Totals::add`,
+//! `RowSums::row_changed`), the ones `Report::build` takes.
 //!
 //! Layer: store.
 
@@ -265,19 +268,9 @@ impl ReportFile {
     /// lock held: everything the session recorded, when the caller holds all of it (then the
     /// store is not read); else from the store. For a process that folds its runs in batches:
     /// the report is left without what patching it in place needs (see `Patchable`).
-    /// The `last` fold of a process adds the session's analysis. Gives back the report when it
-    /// was built from what `whole` gave (the caller's own runs are the session's).
-    pub(crate) fn rebuild_with(
-        &self,
-        whole: impl FnOnce() -> Option<SessionData>,
-        last: bool,
-    ) -> io::Result<Option<Report>> {
-        let (report, written) = self.rebuild_keeping(whole, last);
-        written.map(|()| report)
-    }
-
-    /// [`ReportFile::rebuild_with`], giving back the report built from what `whole` gave
-    /// whether or not the file took it.
+    /// The `last` fold of a process adds the session's analysis. Gives back the report built
+    /// from what `whole` gave (the caller's own runs are the session's) whether or not the file
+    /// took it: a process's summary shows it either way.
     pub(crate) fn rebuild_keeping(
         &self,
         whole: impl FnOnce() -> Option<SessionData>,
@@ -298,7 +291,7 @@ impl ReportFile {
                     let data = self.session.load()?;
                     (
                         None,
-                        self.rebuild_locked_from(handles, data, patchable).map(drop),
+                        self.rebuild_locked_keeping(handles, data, patchable).1,
                     )
                 }
             })

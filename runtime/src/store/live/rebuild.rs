@@ -8,7 +8,7 @@ use std::io;
 use std::time::Duration;
 
 use crate::format::report::{push_record, record_of, records_capacity, records_text, Identities};
-use crate::model::aggregate::FunctionSums;
+use crate::model::aggregate::RowSums;
 use crate::model::{Record, Report};
 use crate::store::atomic::write_atomically;
 use crate::store::live::file_io::{padded, row_capacity, row_file_name};
@@ -38,24 +38,12 @@ impl ReportFile {
     /// [`ReportFile::rebuild`], with the session's lock held, patchable in place after.
     pub(super) fn rebuild_locked(&self, handles: &mut Handles) -> io::Result<()> {
         let data = self.session.load()?;
-        self.rebuild_locked_from(handles, data, Patchable::Yes)
-            .map(drop)
+        self.rebuild_locked_keeping(handles, data, Patchable::Yes).1
     }
 
     /// Rebuilds the report from `data`, everything the session recorded, with the session's
-    /// lock held; gives back the report it wrote.
-    pub(super) fn rebuild_locked_from(
-        &self,
-        handles: &mut Handles,
-        data: SessionData,
-        patchable: Patchable,
-    ) -> io::Result<Report> {
-        let (report, written) = self.rebuild_locked_keeping(handles, data, patchable);
-        written.map(|()| report)
-    }
-
-    /// [`ReportFile::rebuild_locked_from`], giving back the report built from `data` whether or
-    /// not the file took it: a process's summary shows it either way.
+    /// lock held; gives back the report built from `data` whether or not the file took it: a
+    /// process's summary shows it either way.
     pub(super) fn rebuild_locked_keeping(
         &self,
         handles: &mut Handles,
@@ -215,16 +203,13 @@ impl ReportFile {
             row_count: report.rows.len() as u64,
             records_end,
             record_count: report.records.len() as u64,
-            runs: report.runs,
-            failing_rows: report
-                .rows
-                .iter()
-                .filter(|row| row.fails_session(&self.stats))
-                .count() as u64,
-            unrecorded: rebuilt.unrecorded,
-            functions: FunctionSums::of_rows(&report.rows, &self.stats),
-            warnings: report.warnings.clone(),
             totals: report.totals.clone(),
+            sums: RowSums {
+                // The report's warnings, the store's among them, stay in the patched head.
+                warnings: report.warnings.clone(),
+                ..RowSums::of_rows(&report.rows, &self.stats)
+            },
+            unrecorded: rebuilt.unrecorded,
         };
         fs::write(self.dir().join("index"), index.encode()?)?;
         handles.index = None;

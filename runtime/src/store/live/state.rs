@@ -15,7 +15,7 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::aggregate::FunctionSums;
+use crate::model::aggregate::RowSums;
 use crate::model::{CaseInfo, Totals};
 use crate::types::key::CaseKey;
 use crate::types::ordered_map::OrderedMap;
@@ -49,16 +49,11 @@ pub(crate) struct Index {
     pub(crate) row_count: u64,
     pub(crate) records_end: u64,
     pub(crate) record_count: u64,
-    pub(crate) runs: u32,
     pub(crate) totals: Totals,
-    /// Rows that fail the session, for the exit status.
-    pub(crate) failing_rows: u64,
+    /// What the rows add up to, kept by the step `Report::build` takes for each row.
+    pub(crate) sums: RowSums,
     /// Runs the session could not record (see `store::unrecorded`), which fail it too.
     pub(crate) unrecorded: u64,
-    /// Per function, the sums behind the aggregates' means (kept only when metrics are set).
-    pub(crate) functions: Vec<FunctionSums>,
-    /// Gates that cannot pass with their cases' runs.
-    pub(crate) warnings: Vec<String>,
 }
 
 /// A row's place in the report and its counts: everything about a row that is not its case's
@@ -242,7 +237,7 @@ impl Index {
             .u64(self.row_count)
             .u64(self.records_end)
             .u64(self.record_count)
-            .u64(u64::from(self.runs))
+            .u64(u64::from(self.sums.runs))
             .u64(totals.passes)
             .u64(totals.fails)
             .u64(totals.errors)
@@ -250,11 +245,11 @@ impl Index {
             .f64(totals.pass_rate)
             .f64(totals.cost)
             .u64(totals.retries)
-            .u64(self.failing_rows)
+            .u64(self.sums.failing_rows)
             .u64(self.unrecorded)
             .json(&totals.usage, totals.usage.is_empty())?
-            .json(&self.functions, self.functions.is_empty())?
-            .json(&self.warnings, self.warnings.is_empty())?;
+            .json(&self.sums.functions, self.sums.functions.is_empty())?
+            .json(&self.sums.warnings, self.sums.warnings.is_empty())?;
         Ok(encoder.finish())
     }
 
@@ -271,7 +266,7 @@ impl Index {
     /// The index in `file`, when it is clean and of this layout.
     pub(crate) fn decode(file: &[u8]) -> Option<Index> {
         let mut d = Decoder::open(file, INDEX_MAGIC)?;
-        Some(Index {
+        let mut index = Index {
             path: d.bytes()?.to_vec(),
             generation: d.u64()?,
             file_len: d.u64()?,
@@ -282,28 +277,25 @@ impl Index {
             row_count: d.u64()?,
             records_end: d.u64()?,
             record_count: d.u64()?,
-            runs: u32::try_from(d.u64()?).ok()?,
-            totals: Totals {
-                passes: d.u64()?,
-                fails: d.u64()?,
-                errors: d.u64()?,
-                count: d.u64()?,
-                pass_rate: d.f64()?,
-                cost: d.f64()?,
-                retries: d.u64()?,
-                usage: OrderedMap::default(),
-            },
-            failing_rows: d.u64()?,
-            unrecorded: d.u64()?,
-            functions: Vec::new(),
-            warnings: Vec::new(),
-        })
-        .and_then(|mut index| {
-            index.totals.usage = d.json()?;
-            index.functions = d.json()?;
-            index.warnings = d.json()?;
-            Some(index)
-        })
+            ..Index::default()
+        };
+        index.sums.runs = u32::try_from(d.u64()?).ok()?;
+        index.totals = Totals {
+            passes: d.u64()?,
+            fails: d.u64()?,
+            errors: d.u64()?,
+            count: d.u64()?,
+            pass_rate: d.f64()?,
+            cost: d.f64()?,
+            retries: d.u64()?,
+            usage: OrderedMap::default(),
+        };
+        index.sums.failing_rows = d.u64()?;
+        index.unrecorded = d.u64()?;
+        index.totals.usage = d.json()?;
+        index.sums.functions = d.json()?;
+        index.sums.warnings = d.json()?;
+        Some(index)
     }
 }
 
@@ -370,6 +362,7 @@ impl RowState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::aggregate::FunctionSums;
 
     fn usage() -> OrderedMap<UsageTotals> {
         OrderedMap(vec![(
@@ -399,7 +392,6 @@ mod tests {
             row_count: 2,
             records_end: 8990,
             record_count: 17,
-            runs: 10,
             totals: Totals {
                 passes: 12,
                 fails: 3,
@@ -410,22 +402,25 @@ mod tests {
                 usage: usage(),
                 retries: 1,
             },
-            failing_rows: 1,
+            sums: RowSums {
+                runs: 10,
+                failing_rows: 1,
+                functions: vec![FunctionSums {
+                    function: "f".into(),
+                    module: "m".into(),
+                    cases: 2,
+                    sums: vec![1.5],
+                    counts: vec![2],
+                }],
+                warnings: vec!["a warning".into()],
+            },
             unrecorded: 2,
-            functions: vec![FunctionSums {
-                function: "f".into(),
-                module: "m".into(),
-                cases: 2,
-                sums: vec![1.5],
-                counts: vec![2],
-            }],
-            warnings: vec!["a warning".into()],
         };
         let bytes = index.encode().expect("encodes");
         let back = Index::decode(&bytes).expect("decodes");
         assert_eq!(back.encode().expect("encodes"), bytes);
         assert_eq!(back.totals, index.totals);
-        assert_eq!(back.warnings, index.warnings);
+        assert_eq!(back.sums, index.sums);
         // Trailing bytes of an older, longer content are ignored.
         let mut longer = bytes.clone();
         longer.extend_from_slice(b"     stale");

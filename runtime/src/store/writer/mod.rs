@@ -499,7 +499,11 @@ impl SessionWriter {
         last: bool,
     ) -> io::Result<Option<Report>> {
         match &self.report {
-            Some(report) => report.rebuild_with(|| self.alone_in_session().then(memory), last),
+            Some(report) => {
+                let (built, written) =
+                    report.rebuild_keeping(|| self.alone_in_session().then(memory), last);
+                written.map(|()| built)
+            }
             None => Ok(None),
         }
     }
