@@ -1,0 +1,236 @@
+//! End-to-end: the report files of a real session. `cargo probtest report --markdown` and
+//! `--junit` on a fixture's session, the JUnit XML validated against the schema CI systems use
+//! (`tests/schemas/junit-10.xsd`, with `xmllint`), the job summary `cargo probtest run` appends
+//! to `GITHUB_STEP_SUMMARY`, and bad input refused in one line.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::support::{shared_target_dir, unavailable, workspace_root, Fixture, Output};
+
+/// The session every test here renders, fresh for each run of this file: a session key given
+/// again would add its runs to the earlier ones'.
+fn session() -> &'static str {
+    static SESSION: OnceLock<String> = OnceLock::new();
+    SESSION.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos());
+        format!("e2e-export-{}-{nanos}", std::process::id())
+    })
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let fixture = Fixture::builder("export")
+            .test("export", include_str!("../../fixtures/export.rs"))
+            .build();
+        let output = fixture
+            .cargo_test(&["--test", "export"])
+            .env("PROB_SESSION", session())
+            .run();
+        assert_eq!(output.code, Some(101), "some runs fail{output}");
+        fixture
+    })
+}
+
+/// `cargo probtest report` of the fixture's session, with `args`.
+fn report(args: &[&str]) -> Output {
+    let target = shared_target_dir();
+    let mut all = vec![
+        "--session",
+        session(),
+        "--target-dir",
+        target.to_str().expect("a UTF-8 path"),
+    ];
+    all.extend(args);
+    fixture().probtest("report", &all, &[]).run()
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = fixture().path("out").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("an output directory");
+    dir
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}
+
+#[test]
+fn markdown_lists_the_cases_that_are_not_clean_first() {
+    let dir = out_dir("markdown");
+    let path = dir.join("summary.md");
+    let output = report(&["--markdown", path_str(&path)]);
+    output.assert_code(0);
+    let text = std::fs::read_to_string(&path).expect("the Markdown was written");
+    let (first, all) = text.split_once("<details>").expect("a collapsed table");
+    assert!(first.contains("**Not clean: 4 of 5 cases**"), "{text}");
+    for (case, status) in [
+        ("triage::chatty", "FLAKY"),
+        ("triage::broken", "1 ERRORED"),
+        ("wrong", "FAIL"),
+        ("gated", "FLAKY; gate FAIL"),
+    ] {
+        let line = first
+            .lines()
+            .find(|line| line.starts_with(&format!("{case} ")))
+            .unwrap_or_else(|| panic!("{case} among the cases that are not clean:\n{text}"));
+        assert!(line.trim_end().ends_with(status), "{line}");
+        // The status words are the terminal's.
+        assert!(output
+            .stdout
+            .contains(status.split(';').next().unwrap_or(status)));
+    }
+    assert!(!first.contains("triage::refund "), "a clean pass: {text}");
+    assert!(all.contains("triage::refund "), "{text}");
+    assert!(
+        text.contains("m-small | 1,200 |     60 | $0.0120"),
+        "{text}"
+    );
+}
+
+/// The XSD validation, or `None` when `xmllint` is missing (an error under `CI=true`).
+fn xmllint(xml: &Path) -> Option<std::process::Output> {
+    let schema = workspace_root().join("tests/schemas/junit-10.xsd");
+    match Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(&schema)
+        .arg(xml)
+        .output()
+    {
+        Ok(output) => Some(output),
+        Err(error) => {
+            unavailable(
+                "validating JUnit XML with xmllint (apt-get install libxml2-utils)",
+                &error.to_string(),
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn junit_validates_against_the_junit_schema_ci_systems_use() {
+    let dir = out_dir("junit");
+    let path = dir.join("junit.xml");
+    report(&["--junit", path_str(&path)]).assert_code(0);
+    let xml = std::fs::read_to_string(&path).expect("the JUnit XML was written");
+    assert_eq!(xml.matches("<testsuite ").count(), 3, "{xml}");
+    // Five cases, and the gate as a case of its own.
+    assert_eq!(xml.matches("<testcase ").count(), 6, "{xml}");
+    assert!(
+        xml.contains("<failure message=\"FLAKY: 3/4 passed [19%, 99%]\""),
+        "{xml}"
+    );
+    assert!(xml.contains("answered &lt;chatty&gt; &amp; wrong"), "{xml}");
+    assert!(
+        xml.contains("why: cargo probtest doctor -p pt-export triage::chatty"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<error message=\"1 ERRORED: 3/4 passed"),
+        "{xml}"
+    );
+    assert!(xml.contains("name=\"gated gate min_rate 0.8\""), "{xml}");
+    assert!(
+        xml.contains("<property name=\"triage::chatty tokens m-small input\" value=\"400\"/>"),
+        "{xml}"
+    );
+    let Some(validated) = xmllint(&path) else {
+        return;
+    };
+    assert!(
+        validated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&validated.stderr)
+    );
+    // The check can fail: a testsuite without its required `name` does not validate.
+    let broken = dir.join("broken.xml");
+    std::fs::write(
+        &broken,
+        xml.replacen("<testsuite name=", "<testsuite label=", 1),
+    )
+    .expect("written");
+    let refused = xmllint(&broken).expect("xmllint ran before");
+    assert!(!refused.status.success(), "a broken file validated");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = out_dir("bad");
+    // An unwritable path: a directory where the file should be, and a file as a parent.
+    std::fs::write(dir.join("file"), "").expect("a file");
+    for (flag, path) in [
+        ("--markdown", dir.clone()),
+        ("--junit", dir.join("file").join("junit.xml")),
+        ("--html", dir.join("file").join("report.html")),
+    ] {
+        let output = report(&[flag, path_str(&path)]);
+        output.assert_code(2);
+        let lines: Vec<&str> = output.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{output}");
+        assert!(lines[0].starts_with("error: "), "{output}");
+        assert!(lines[0].contains(path_str(&path)), "{output}");
+    }
+    // A report of a newer schema than this version reads.
+    let newer = dir.join("newer.json");
+    std::fs::write(
+        &newer,
+        r#"{"schema": 99, "tool": "probtest", "rows": [], "records": []}"#,
+    )
+    .expect("written");
+    let output = fixture()
+        .probtest(
+            "report",
+            &["--json", path_str(&newer), "--markdown", "x.md"],
+            &[],
+        )
+        .run();
+    output.assert_code(2);
+    assert_eq!(
+        output.stderr.trim_end(),
+        format!(
+            "error: {}: written by a newer probtest (report schema 99; this version reads up to {})",
+            newer.display(),
+            probtest::SCHEMA_VERSION
+        ),
+        "{output}"
+    );
+    assert!(!fixture().path("x.md").exists());
+}
+
+#[test]
+fn run_appends_the_markdown_to_the_github_step_summary() {
+    let dir = out_dir("step-summary");
+    let path = dir.join("step_summary.md");
+    std::fs::write(&path, "# Earlier step\n\n").expect("written");
+    let output = fixture()
+        .probtest("run", &[], &["--test", "export"])
+        .env("GITHUB_STEP_SUMMARY", path_str(&path))
+        .run();
+    output.assert_code(101);
+    let text = std::fs::read_to_string(&path).expect("the job summary");
+    assert!(
+        text.starts_with("# Earlier step\n\n## probability\n"),
+        "{text}"
+    );
+    assert!(text.contains("**Not clean: 4 of 5 cases**"), "{text}");
+    // A job summary that cannot be written fails the run, in one line.
+    let output = fixture()
+        .probtest("run", &[], &["--test", "export"])
+        .env("GITHUB_STEP_SUMMARY", path_str(&dir))
+        .run();
+    output.assert_code(101);
+    assert!(
+        output.stderr.lines().any(|line| line.starts_with(&format!(
+            "error: GITHUB_STEP_SUMMARY={}: cannot append the Markdown summary",
+            dir.display()
+        ))),
+        "{output}"
+    );
+}
