@@ -79,7 +79,9 @@ fn absolute(dir: &Path) -> PathBuf {
 }
 
 fn metadata_target_dir(extra: &[OsString]) -> Result<PathBuf, Error> {
-    metadata_path(extra, "the target directory", |metadata| &metadata.target_directory)
+    metadata_path(extra, "the target directory", |metadata| {
+        &metadata.target_directory
+    })
 }
 
 /// The workspace root (the package's root outside a workspace), as `cargo metadata` reports it
