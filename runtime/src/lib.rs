@@ -199,25 +199,25 @@ mod render;
 pub mod store;
 mod types;
 
-pub use harness::cache::cached;
-pub use harness::limits::{limit, try_limit, LimitGuard};
-pub use harness::recording::{
+pub use harness::accounting::{
     current_run, record_cost, record_usage, try_record_cost, try_record_usage, RecordError,
     RunHandle,
 };
+pub use harness::cache::cached;
+pub use harness::limits::{limit, try_limit, LimitGuard};
 pub use model::analysis;
-pub use model::stopping::{Stop, Stopping};
+pub use model::stops::{Stop, Stopping};
 /// Each case's pass fraction over the sessions the store keeps, and the latest change
 /// (`cargo probtest report --history`).
 pub mod trend {
-    pub use crate::model::history::{CaseHistory, Change, History};
-    pub use crate::render::history::history as render;
+    pub use crate::model::trend::{CaseHistory, Change, History};
+    pub use crate::render::trend::history as render;
 }
 /// The plan of a suite that has not run (`cargo probtest plan`): per case, what its gate needs,
 /// the chance the planned runs pass it and catch a rare failure, and their cost.
 pub mod planning {
-    pub use crate::model::plan::{Plan, PlanRow, PlanSettings};
-    pub use crate::render::plan::plan as render;
+    pub use crate::model::planning::{Plan, PlanRow, PlanSettings};
+    pub use crate::render::planning::plan as render;
 }
 pub use model::{
     Aggregate, CaseInfo, CompareSpec, Part, Record, Report, Row, Totals, SCHEMA_VERSION,
@@ -259,7 +259,7 @@ pub use probtest_macros::teardown;
 /// What generated code calls. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::harness::recording::fields;
+    pub use crate::harness::accounting::fields;
     pub use crate::harness::registry::{register_hook, Bench, Case, Config, Hook, Layout, BENCHES};
     pub use crate::harness::runner::{run, run_async, BenchReturn};
     pub use crate::harness::verdict::{margin_verdict, verdict};
@@ -298,7 +298,7 @@ pub mod __cli {
     pub use crate::harness::reporter::{
         Html, Json, OutputFile, Reporter, SessionSource, Sink, SinkError, Summary,
     };
-    pub use crate::render::latency::seconds as latency_seconds;
+    pub use crate::render::latency_block::seconds as latency_seconds;
     pub use crate::render::text::{bar_text, bound_percent, model_name, money};
     pub use crate::render::waits::replayed_text;
     pub use crate::types::count::thousands;

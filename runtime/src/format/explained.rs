@@ -12,7 +12,7 @@ use serde::{Serialize, Serializer};
 
 use crate::model::analysis::{BaselineResult, Comparison, MetricAggregate};
 use crate::model::explanations::{Explanations, RowExplanations};
-use crate::model::stopping::Stop;
+use crate::model::stops::Stop;
 use crate::model::{Aggregate, CaseInfo, Row};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::latency::LatencyResult;

@@ -17,7 +17,7 @@ use crate::format::explained::{
 };
 use crate::model::analysis::Comparison;
 use crate::model::explanations::{Explanations, RowExplanations};
-use crate::model::stopping::Stopping;
+use crate::model::stops::Stopping;
 use crate::model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
 use crate::types::stats::latency::LatencyResult;
 use crate::types::stats::{StatsConfig, Verdict};

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use probtest_settings::CACHE;
 
+use crate::harness::accounting::{RecordError, RunHandle};
 use crate::harness::context::{self, capture::capturing, RunState};
-use crate::harness::recording::{RecordError, RunHandle};
 use crate::harness::{recorder, registry};
 use crate::store::cache::{self as cassette, Entry, Place};
 

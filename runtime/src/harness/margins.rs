@@ -46,7 +46,7 @@ pub(crate) fn rows_from_counts(bench: &'static Bench) -> Vec<Row> {
 /// verdicts fail, one line each; `None` when none does.
 pub(crate) fn failing(rows: &[Row], settings: &Settings) -> Option<String> {
     let mut judged = compare::comparisons(rows, &settings.stats);
-    if let Ok(Some(earlier)) = crate::store::baseline::load(&settings.stats) {
+    if let Ok(Some(earlier)) = crate::store::baseline_file::load(&settings.stats) {
         if settings.stats.margin.is_some() {
             let result = baseline::compare_with_baseline(rows, &earlier, &settings.stats);
             judged.extend(result.comparisons);
@@ -63,7 +63,7 @@ pub(crate) fn failing(rows: &[Row], settings: &Settings) -> Option<String> {
 /// Whether the earlier report's margin judges `case` (it holds the case, and there is a margin).
 pub(crate) fn baseline_judges(case: &'static Case, settings: &Settings) -> bool {
     settings.stats.margin.is_some()
-        && crate::store::baseline::load(&settings.stats)
+        && crate::store::baseline_file::load(&settings.stats)
             .ok()
             .flatten()
             .is_some_and(|b| b.judges(&case.info().case, &settings.stats))

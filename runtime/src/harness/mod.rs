@@ -6,6 +6,7 @@
 //! Layer: harness, the top. May import every layer below: `types`, `model`, `format`, `render`,
 //! `store`, `export`.
 
+pub(crate) mod accounting;
 pub(crate) mod assertions;
 pub(crate) mod cache;
 pub(crate) mod context;
@@ -13,12 +14,11 @@ pub(crate) mod frames;
 pub(crate) mod limits;
 pub(crate) mod margins;
 pub(crate) mod recorder;
-pub(crate) mod recording;
 pub(crate) mod registry;
 pub(crate) mod reporter;
 pub(crate) mod runner;
 pub(crate) mod settings;
 pub(crate) mod startup;
-pub(crate) mod stopping;
+pub(crate) mod stop_check;
 pub(crate) mod timeout;
 pub(crate) mod verdict;

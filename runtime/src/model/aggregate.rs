@@ -60,7 +60,7 @@ impl RowSums {
         if before.is_none() {
             self.warnings.extend(infeasible(&after.info, config));
             self.warnings
-                .extend(crate::model::latency::infeasible(&after.info, config));
+                .extend(crate::model::latency_gate::infeasible(&after.info, config));
         }
         let fails_before = before.as_ref().is_some_and(|before| before.fails);
         self.failing_rows = (self.failing_rows + u64::from(after.fails_session(config)))

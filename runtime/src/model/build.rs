@@ -16,7 +16,7 @@ use crate::model::case::CaseInfo;
 use crate::model::order::{permute, record_order, RecordOrder};
 use crate::model::record::Record;
 use crate::model::report::{Report, Row, Totals, SCHEMA_VERSION};
-use crate::model::stopping::stopping;
+use crate::model::stops::stopping;
 use crate::types::stats::StatsConfig;
 use crate::types::time::rfc3339_now;
 
@@ -78,7 +78,7 @@ fn build(
     }
     // Totals follow the sorted records, so models are listed in the order rows first use them.
     let totals = Totals::of_records(&records);
-    crate::model::latency::settle(&mut rows, &records, &ranges, config);
+    crate::model::latency_gate::settle(&mut rows, &records, &ranges, config);
     // The live report folds its rows in with the same step, run by run.
     let sums = RowSums::of_rows(&rows, config);
     let (runs, exit_status, aggregates) = (sums.runs, sums.exit_status(), sums.aggregates(config));

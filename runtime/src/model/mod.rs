@@ -9,16 +9,16 @@ pub mod analysis;
 mod build;
 pub(crate) mod case;
 pub(crate) mod explanations;
-pub mod history;
-pub(crate) mod latency;
+pub(crate) mod latency_gate;
 pub(crate) mod order;
-pub mod plan;
+pub mod planning;
 pub(crate) mod record;
 pub(crate) mod report;
-pub mod stopping;
+pub mod stops;
 pub(crate) mod synthetic;
 #[cfg(test)]
 pub(crate) mod tests;
+pub mod trend;
 pub(crate) mod waits;
 
 pub(crate) use case::{effective_gate, infeasible};

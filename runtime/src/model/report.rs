@@ -9,7 +9,7 @@
 use crate::model::analysis::{BaselineResult, Comparison, Estimate, MetricAggregate};
 use crate::model::case::{effective_gate, CaseInfo};
 use crate::model::record::Record;
-use crate::model::stopping::{Stop, Stopping};
+use crate::model::stops::{Stop, Stopping};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::latency::LatencyResult;
 use crate::types::stats::stopping::judged_gate;
@@ -260,7 +260,7 @@ impl Row {
     /// Whether this row fails the session: a failed or errored run of an ungated case; for a
     /// gated case, a failing verdict, or errors counted as the harness breaking.
     pub fn fails_session(&self, config: &StatsConfig) -> bool {
-        if crate::model::latency::fails(self, config.undecided) {
+        if crate::model::latency_gate::fails(self, config.undecided) {
             return true;
         }
         match &self.gate {

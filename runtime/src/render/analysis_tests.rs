@@ -39,7 +39,7 @@ fn comparison_lines_are_the_peers() {
 fn a_function_over_cases_that_stopped_early_is_a_note_and_its_reading_says_why() {
     let mut report = qa();
     for row in report.rows.iter_mut().take(2) {
-        row.stopped = Some(crate::model::stopping::Stop::default());
+        row.stopped = Some(crate::model::stops::Stop::default());
     }
     report.stats_config.stop = crate::types::stats::stopping::StopMode::Curtail;
     report.analyze();

@@ -18,11 +18,11 @@ pub(crate) fn section(report: &Report, out: &mut String) {
         .iter()
         .filter(|row| row.gate.is_some() || row.passes < row.total)
         .collect();
-    let mut analysis = crate::render::latency::readings(report);
+    let mut analysis = crate::render::latency_block::readings(report);
     analysis.extend(crate::render::analysis::readings(report));
     analysis.extend(crate::render::metrics::readings(report));
     analysis.extend(crate::render::compare::readings(report));
-    analysis.extend(crate::render::baseline::readings(report));
+    analysis.extend(crate::render::baseline_section::readings(report));
     if rows.is_empty() && analysis.is_empty() {
         return;
     }

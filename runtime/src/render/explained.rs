@@ -7,7 +7,7 @@
 
 use crate::model::explanations::{AggregateExplanations, Explanations, RowExplanations};
 use crate::model::Report;
-use crate::render::{analysis, baseline, compare, explain, latency, metrics};
+use crate::render::{analysis, baseline_section, compare, explain, latency_block, metrics};
 
 /// The explanations of `report`, when its settings ask for them; `None` otherwise.
 pub(crate) fn explanations(report: &Report) -> Option<Explanations> {
@@ -27,7 +27,7 @@ pub(crate) fn explanations(report: &Report) -> Option<Explanations> {
             latency: row
                 .latency
                 .as_ref()
-                .map(|l| latency::reading(row, l, config.undecided)),
+                .map(|l| latency_block::reading(row, l, config.undecided)),
         })
         .collect();
     let aggregates = report
@@ -53,11 +53,11 @@ pub(crate) fn explanations(report: &Report) -> Option<Explanations> {
         .collect();
     let (summary, baseline_comparisons) = match &report.baseline {
         Some(result) => (
-            Some(baseline::summary_reading(result)),
+            Some(baseline_section::summary_reading(result)),
             result
                 .comparisons
                 .iter()
-                .map(|c| baseline::comparison_reading(result, c))
+                .map(|c| baseline_section::comparison_reading(result, c))
                 .collect(),
         ),
         None => (None, Vec::new()),

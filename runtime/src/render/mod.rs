@@ -8,17 +8,17 @@
 pub(crate) mod analysis;
 #[cfg(test)]
 mod analysis_tests;
-pub(crate) mod baseline;
+pub(crate) mod baseline_section;
 pub(crate) mod compare;
 pub(crate) mod explain;
 pub(crate) mod explained;
-pub mod history;
-pub(crate) mod latency;
+pub(crate) mod latency_block;
 pub(crate) mod metrics;
-pub mod plan;
-pub(crate) mod stopping;
+pub mod planning;
+pub(crate) mod stop_notes;
 pub(crate) mod summary;
 pub(crate) mod text;
+pub mod trend;
 pub(crate) mod waits;
 
 pub use summary::{color_enabled, summary, Options};

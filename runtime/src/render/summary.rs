@@ -92,7 +92,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
             line.push_str("  ");
             line.push_str(&paint(&status, tone, color));
         }
-        if let Some(note) = crate::render::stopping::row_note(row) {
+        if let Some(note) = crate::render::stop_notes::row_note(row) {
             line.push_str("  ");
             line.push_str(&note);
         }
@@ -119,13 +119,13 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         };
         let _ = write!(out, ", {} {noun} not counted", totals.retries);
     }
-    crate::render::stopping::overall(report, &mut out);
+    crate::render::stop_notes::overall(report, &mut out);
     out.push('\n');
     let verdicts: Vec<Verdict> = report
         .rows
         .iter()
         .filter_map(|row| row.gate.map(|g| g.verdict))
-        .chain(crate::render::latency::verdicts(report))
+        .chain(crate::render::latency_block::verdicts(report))
         .collect();
     if !verdicts.is_empty() {
         let count = |verdict: Verdict| verdicts.iter().filter(|v| **v == verdict).count();
@@ -137,7 +137,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         }
         let _ = writeln!(out, "  Gates:   {}", parts.join(", "));
     }
-    crate::render::stopping::line(report, &mut out);
+    crate::render::stop_notes::line(report, &mut out);
     for warning in &report.warnings {
         let _ = writeln!(out, "  Warning: {warning}");
     }
@@ -181,18 +181,18 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         let _ = writeln!(out, "  Report:  {path}");
     }
     gates_block(report, intervals.as_ref(), &mut out);
-    crate::render::latency::gate_lines(report, &mut out);
+    crate::render::latency_block::gate_lines(report, &mut out);
     crate::render::metrics::block(report, &mut out);
-    crate::render::latency::block(report, &mut out);
+    crate::render::latency_block::block(report, &mut out);
     crate::render::compare::section(report, color, &mut out);
-    crate::render::baseline::section(report, color, &mut out);
+    crate::render::baseline_section::section(report, color, &mut out);
     if report.stats_config.explain {
         crate::render::explain::section(report, &mut out);
     } else if report
         .rows
         .iter()
         .any(|row| row.gate.is_some_and(|g| g.verdict != Verdict::Pass))
-        || crate::render::latency::verdicts(report).any(|v| v != Verdict::Pass)
+        || crate::render::latency_block::verdicts(report).any(|v| v != Verdict::Pass)
         || !report.comparisons.is_empty()
         || report.baseline.is_some()
     {
@@ -319,7 +319,7 @@ fn gates_block(report: &Report, intervals: Option<&IntervalColumn>, out: &mut St
         .map(|(row, _)| row.info.case.chars().count())
         .max()
         .unwrap_or(0)
-        .max(crate::render::latency::gate_name_width(report));
+        .max(crate::render::latency_block::gate_name_width(report));
     for (row, gate) in judged {
         let fraction = format!("{}/{}", gate.passes, gate.sample);
         let mut line = format!(

@@ -51,9 +51,10 @@
 use std::path::{Path, PathBuf};
 
 pub(crate) mod atomic;
-pub(crate) mod baseline;
+pub(crate) mod baseline_file;
 pub(crate) mod cache;
-mod history;
+pub(crate) mod case_counts;
+mod earlier_reports;
 mod key;
 pub(crate) mod limits;
 pub(crate) mod live;
@@ -63,7 +64,6 @@ mod report_file;
 mod session_dir;
 mod sessions;
 pub(crate) mod slots;
-pub(crate) mod stopping;
 mod target;
 #[cfg(test)]
 mod test_support;
@@ -71,7 +71,7 @@ mod unrecorded;
 pub(crate) mod writer;
 
 pub(crate) use crate::format::store_lines::identity_fragment;
-pub use history::{baseline_report, earlier_reports};
+pub use earlier_reports::{baseline_report, earlier_reports};
 pub use key::sanitize_key;
 pub(crate) use key::session_key;
 pub use reconcile::{Executed, DIED_BEFORE_SEEN, NOT_RECORDED};

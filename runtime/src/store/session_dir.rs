@@ -336,7 +336,7 @@ impl SessionData {
     /// not account for among its warnings.
     pub fn into_report(self) -> Report {
         let mut report = Report::build(self.cases, self.records, &self.stats);
-        crate::store::baseline::analyze(&mut report);
+        crate::store::baseline_file::analyze(&mut report);
         note_store(&mut report, self.warnings, self.unrecorded);
         report
     }

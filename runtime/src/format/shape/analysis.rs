@@ -10,7 +10,7 @@ use crate::types::stats::stopping::StopMode;
 use crate::types::stats::Verdict;
 
 #[derive(Serialize, Deserialize)]
-#[serde(remote = "crate::model::stopping::Stop")]
+#[serde(remote = "crate::model::stops::Stop")]
 struct StopShape {
     after: u64,
     planned: u64,
@@ -18,10 +18,10 @@ struct StopShape {
     verdict: Option<Verdict>,
     cost_avoided: Option<f64>,
 }
-shaped!(crate::model::stopping::Stop, StopShape, both);
+shaped!(crate::model::stops::Stop, StopShape, both);
 
 #[derive(Serialize, Deserialize)]
-#[serde(remote = "crate::model::stopping::Stopping")]
+#[serde(remote = "crate::model::stops::Stopping")]
 struct StoppingShape {
     mode: StopMode,
     active: bool,
@@ -30,7 +30,7 @@ struct StoppingShape {
     runs_planned: u64,
     cost_avoided: Option<f64>,
 }
-shaped!(crate::model::stopping::Stopping, StoppingShape, both);
+shaped!(crate::model::stops::Stopping, StoppingShape, both);
 
 #[derive(Serialize, Deserialize)]
 #[serde(remote = "crate::model::analysis::baseline::BaselineResult")]

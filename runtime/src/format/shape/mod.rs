@@ -33,6 +33,6 @@ macro_rules! shaped {
 
 mod analysis;
 mod case;
-mod plan;
+mod planning;
 mod record;
 mod report;

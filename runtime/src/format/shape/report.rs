@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::analysis::{BaselineResult, Comparison, Estimate, MetricAggregate};
-use crate::model::stopping::{Stop, Stopping};
+use crate::model::stops::{Stop, Stopping};
 use crate::model::{Aggregate, CaseInfo, Record, Row, Totals};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::latency::LatencyResult;

@@ -391,7 +391,7 @@ fn warn_if_infeasible(info: &CaseInfo, settings: &Settings) {
         return;
     }
     let rate = crate::model::infeasible(info, &settings.stats);
-    let latency = crate::model::latency::infeasible(info, &settings.stats);
+    let latency = crate::model::latency_gate::infeasible(info, &settings.stats);
     for warning in rate.into_iter().chain(latency) {
         use std::io::Write;
         // Past libtest's capture: the warning matters most when the runs pass.

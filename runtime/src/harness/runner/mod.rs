@@ -86,7 +86,7 @@ impl Active {
         }
     }
 
-    /// A run `PROB_STOP` skips (`harness::stopping`): started and recorded as stopped, with no
+    /// A run `PROB_STOP` skips (`harness::stop_check`): started and recorded as stopped, with no
     /// setup, spacing or body, then judged as any run of its case.
     fn skip(
         case: &'static Case,
@@ -351,7 +351,7 @@ fn stopped(case: &'static Case, run: u32, settings: &'static Settings) -> Option
     if settings.stats.stop.is_off() {
         return None;
     }
-    let note = crate::harness::stopping::decision(case, settings)?;
+    let note = crate::harness::stop_check::decision(case, settings)?;
     Some(Active::skip(case, run, settings, note))
 }
 

@@ -2,7 +2,7 @@
 //! estimate, intervals, the cases left out, and each reason for no interval.
 
 use crate::model::analysis::MetricAggregate;
-use crate::model::stopping::Stop;
+use crate::model::stops::Stop;
 use crate::model::tests::{info, record};
 use crate::model::{Aggregate, Report};
 use crate::types::stats::{Metric, StatsConfig};

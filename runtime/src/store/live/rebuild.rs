@@ -68,7 +68,7 @@ impl ReportFile {
         let (mut report, open) = Report::build_with(data.cases, paired, &self.stats);
         if patchable == Patchable::Final {
             // Every result is in, and nothing will patch the head after it.
-            crate::store::baseline::analyze(&mut report);
+            crate::store::baseline_file::analyze(&mut report);
         }
         note_store(&mut report, data.warnings, data.unrecorded);
 

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::model::plan::{Plan, PlanRow};
+use crate::model::planning::{Plan, PlanRow};
 use crate::render::text::{bound_percent, column_widths, money, paint, rule, thousands};
 use crate::types::status::Color;
 
@@ -294,7 +294,7 @@ fn wrap_note(label: &str, note: &str, label_width: usize, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::plan::PlanSettings;
+    use crate::model::planning::PlanSettings;
     use crate::model::tests::info;
     use crate::types::stats::{GateSpec, Rule, StatsConfig};
 

@@ -28,7 +28,7 @@ pub(crate) fn decision(case: &'static Case, settings: &Settings) -> Option<Strin
         let info = case.info();
         let session = crate::harness::recorder::session_of_process().ok()?;
         let key = CaseKey::new(&info.package, &info.module, &info.case);
-        crate::store::stopping::tally(&session, key).ok()?
+        crate::store::case_counts::tally(&session, key).ok()?
     } else {
         case.tally()
     };

@@ -4,12 +4,12 @@
 
 use serde::Serialize;
 
-use crate::model::history::{CaseHistory, Change};
-use crate::model::plan::{PlanRow, PlanSettings};
+use crate::model::planning::{PlanRow, PlanSettings};
+use crate::model::trend::{CaseHistory, Change};
 use crate::types::stats::GateSpec;
 
 #[derive(Serialize)]
-#[serde(remote = "crate::model::history::CaseHistory")]
+#[serde(remote = "crate::model::trend::CaseHistory")]
 struct CaseHistoryShape {
     case: String,
     package: String,
@@ -17,10 +17,10 @@ struct CaseHistoryShape {
     sessions: Vec<Option<(u64, u64)>>,
     change: Option<Change>,
 }
-shaped!(crate::model::history::CaseHistory, CaseHistoryShape, write);
+shaped!(crate::model::trend::CaseHistory, CaseHistoryShape, write);
 
 #[derive(Serialize)]
-#[serde(remote = "crate::model::history::Change")]
+#[serde(remote = "crate::model::trend::Change")]
 struct ChangeShape {
     from: usize,
     to: usize,
@@ -30,29 +30,33 @@ struct ChangeShape {
     p_value: f64,
     significant: bool,
 }
-shaped!(crate::model::history::Change, ChangeShape, write);
+shaped!(crate::model::trend::Change, ChangeShape, write);
 
 #[derive(Serialize)]
-#[serde(remote = "crate::model::history::History")]
+#[serde(remote = "crate::model::trend::History")]
 struct HistoryShape {
     sessions: Vec<String>,
     level: f64,
     cases: Vec<CaseHistory>,
 }
-shaped!(crate::model::history::History, HistoryShape, write);
+shaped!(crate::model::trend::History, HistoryShape, write);
 
 #[derive(Serialize)]
-#[serde(remote = "crate::model::plan::PlanSettings")]
+#[serde(remote = "crate::model::planning::PlanSettings")]
 struct PlanSettingsShape {
     assume: f64,
     flakes: Vec<f64>,
     power: f64,
     cap: u64,
 }
-shaped!(crate::model::plan::PlanSettings, PlanSettingsShape, write);
+shaped!(
+    crate::model::planning::PlanSettings,
+    PlanSettingsShape,
+    write
+);
 
 #[derive(Serialize)]
-#[serde(remote = "crate::model::plan::PlanRow")]
+#[serde(remote = "crate::model::planning::PlanRow")]
 struct PlanRowShape {
     case: String,
     runs: u64,
@@ -65,10 +69,10 @@ struct PlanRowShape {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_latency: Option<f64>,
 }
-shaped!(crate::model::plan::PlanRow, PlanRowShape, write);
+shaped!(crate::model::planning::PlanRow, PlanRowShape, write);
 
 #[derive(Serialize)]
-#[serde(remote = "crate::model::plan::Plan")]
+#[serde(remote = "crate::model::planning::Plan")]
 struct PlanShape {
     settings: PlanSettings,
     level: f64,
@@ -76,4 +80,4 @@ struct PlanShape {
     report: Option<String>,
     rows: Vec<PlanRow>,
 }
-shaped!(crate::model::plan::Plan, PlanShape, write);
+shaped!(crate::model::planning::Plan, PlanShape, write);

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::model::history::{Change, History};
+use crate::model::trend::{Change, History};
 use crate::render::text::{column_widths, paint, rule};
 use crate::types::status::Color;
 
@@ -142,7 +142,7 @@ fn percent(passes: u64, runs: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::history::CaseHistory;
+    use crate::model::trend::CaseHistory;
 
     #[test]
     fn the_history_reads_across_sessions_with_the_change_last() {

@@ -131,7 +131,7 @@ impl Plan {
                         (min_runs, for_power, Some(chance))
                     }
                 };
-                let latency = crate::model::latency::gate_min_runs(info, config);
+                let latency = crate::model::latency_gate::gate_min_runs(info, config);
                 let min_runs = match (gate, latency) {
                     (None, Some((_, least))) => Some(least),
                     (Some(_), Some((_, least))) => min_runs.map(|rate| rate.max(least)),
