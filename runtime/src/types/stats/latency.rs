@@ -322,7 +322,6 @@ impl LatencyResult {
 }
 
 #[cfg(test)]
-#[path = "latency_tests.rs"]
 mod reference_tests;
 
 #[cfg(test)]

@@ -216,5 +216,4 @@ pub fn decided(
 }
 
 #[cfg(test)]
-#[path = "stopping_tests.rs"]
 mod tests;

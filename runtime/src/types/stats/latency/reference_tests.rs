@@ -3,7 +3,7 @@
 use super::*;
 use serde_json::Value;
 
-const REFERENCE: &str = include_str!("../../../tests/data/reference_latency.json");
+const REFERENCE: &str = include_str!("../../../../tests/data/reference_latency.json");
 
 fn reference(part: &str) -> Vec<Value> {
     let all: Value = serde_json::from_str(REFERENCE).expect("reference data parses");

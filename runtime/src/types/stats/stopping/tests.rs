@@ -7,8 +7,8 @@ use crate::types::stats::sequence::confidence_sequence;
 use crate::types::stats::IntervalSpec;
 use serde_json::Value;
 
-const REFERENCE: &str = include_str!("../../../tests/data/reference_stats.json");
-const PEER: &str = include_str!("../../../tests/data/peer_stopping.json");
+const REFERENCE: &str = include_str!("../../../../tests/data/reference_stats.json");
+const PEER: &str = include_str!("../../../../tests/data/peer_stopping.json");
 
 fn rows(text: &str, key: &str) -> Vec<Value> {
     let data: Value = serde_json::from_str(text).expect("reference data parses");
