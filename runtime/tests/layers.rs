@@ -433,3 +433,80 @@ fn the_store_row_names_the_modules_that_may_use_render() {
     );
     assert!(store_render_modules("| 3 | `store/` | files | `types` |").is_empty());
 }
+
+/// The modules of `src/<layer>/` that ARCHITECTURE.md does not name (as `` `name` ``,
+/// `` `name/` `` or `` `layer/name.rs` ``), so that the map cannot drift from the tree. Test
+/// modules (`tests`, `*_tests`) are the rule's, not the map's.
+fn unmapped_modules(src: &Path, architecture: &str) -> Vec<String> {
+    let mut unmapped = Vec::new();
+    for (layer, _) in LAYERS {
+        let Ok(entries) = fs::read_dir(src.join(layer)) else {
+            continue;
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let path = entry.path();
+                if path.is_dir() {
+                    return path.join("mod.rs").exists().then(|| file_name(&path));
+                }
+                let name = file_name(&path);
+                name.strip_suffix(".rs").map(str::to_string)
+            })
+            .filter(|name| name != "mod" && name != "tests" && !name.ends_with("_tests"))
+            .collect();
+        names.sort();
+        for name in names {
+            let named = [
+                format!("`{name}`"),
+                format!("`{name}/`"),
+                format!("`{layer}/{name}.rs`"),
+            ]
+            .iter()
+            .any(|form| architecture.contains(form.as_str()));
+            if !named {
+                unmapped.push(format!("src/{layer}/{name}"));
+            }
+        }
+    }
+    unmapped
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[test]
+fn architecture_md_names_every_module_of_every_layer() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let architecture =
+        fs::read_to_string(root.join("../ARCHITECTURE.md")).expect("ARCHITECTURE.md is readable");
+    let unmapped = unmapped_modules(&root.join("src"), &architecture);
+    assert!(
+        unmapped.is_empty(),
+        "ARCHITECTURE.md does not name these modules; add each where its layer's modules are listed:\n{}",
+        unmapped.join("\n")
+    );
+}
+
+#[test]
+fn an_unmapped_module_is_caught() {
+    let root = std::env::temp_dir().join(format!("probtest-map-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&root);
+    fs::create_dir_all(root.join("render/fresh")).expect("folder");
+    for file in [
+        "render/mod.rs",
+        "render/summary.rs",
+        "render/orphan.rs",
+        "render/fresh/mod.rs",
+        "render/tests.rs",
+        "render/x_tests.rs",
+    ] {
+        fs::write(root.join(file), "").expect("written");
+    }
+    let unmapped = unmapped_modules(&root, "`summary`, `fresh/`");
+    let _ = fs::remove_dir_all(&root);
+    assert_eq!(unmapped, ["src/render/orphan"]);
+}
