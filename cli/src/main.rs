@@ -9,6 +9,7 @@ mod doctor;
 mod error;
 mod export;
 mod merge;
+mod outputs;
 mod plan;
 mod report;
 mod run;

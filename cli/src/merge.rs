@@ -8,7 +8,8 @@ use clap::Args;
 use probtest::{CaseInfo, CaseKey, Report};
 
 use crate::error::Error;
-use crate::report::{load_json, print_summary, write_json};
+use crate::outputs::Outputs;
+use crate::report::load_json;
 
 /// The arguments of `cargo probtest merge`.
 #[derive(Args, Clone, Debug, PartialEq, Eq)]
@@ -30,8 +31,9 @@ pub fn merge_command(args: &MergeArgs) -> Result<i32, Error> {
         shards.push((path.display().to_string(), load_json(path)?));
     }
     let merged = merge(&shards)?;
-    write_json(&merged, &args.output)?;
-    print_summary(&merged, Some(&args.output.display().to_string()));
+    Outputs::json_at(&args.output)
+        .with_summary(None)
+        .write(&merged)?;
     Ok(0)
 }
 

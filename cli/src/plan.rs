@@ -121,7 +121,7 @@ pub fn plan(args: &PlanArgs) -> Result<i32, Error> {
         let mut text =
             serde_json::to_string_pretty(&plan).map_err(|error| Error::new(error.to_string()))?;
         text.push('\n');
-        probtest::store::write_file(path, text.as_bytes())
+        probtest::__cli::store::write_file(path, text.as_bytes())
             .map_err(|error| Error::about(path.display(), format!("cannot write ({error})")))?;
     }
     let mut stdout = std::io::stdout().lock();

@@ -5,12 +5,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use probtest::__cli::{Html, Json, OutputFile, Reporter, SessionSource, Summary};
-use probtest::store::{self, Session};
+use probtest::__cli::store::{self, Session};
+use probtest::__cli::{OutputFile, SessionSource};
 use probtest::Report;
 
 use crate::error::Error;
-use crate::export::{Junit, Markdown};
+use crate::outputs::Outputs;
 use crate::target::{self, CargoOptions};
 
 /// The arguments of `cargo probtest report`.
@@ -96,30 +96,21 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
     let source = sessions_dir
         .as_ref()
         .map(|(dir, key)| SessionSource::of(dir, key));
-    let errors = reporter(args, source).write(&report);
-    match errors.into_iter().next() {
-        Some(error) => Err(Error::new(error)),
-        None => Ok(0),
-    }
+    outputs(args, source).write(&report)?;
+    Ok(0)
 }
 
-/// The outputs `cargo probtest report`'s flags ask for, and the summary. Each file is a sink
-/// of the runtime's reporter; a new one is its module (`crate::export`) and a line here.
-fn reporter(args: &ReportArgs, source: Option<SessionSource>) -> Reporter {
-    let mut reporter = Reporter::new().summary(Summary::new());
-    if let Some(path) = &args.json_out {
-        reporter = reporter.json(Json::new(OutputFile::flag(path)));
+/// The outputs `cargo probtest report`'s flags ask for, and the summary.
+fn outputs(args: &ReportArgs, source: Option<SessionSource>) -> Outputs {
+    let flag = |path: &Option<PathBuf>| path.as_deref().map(OutputFile::flag);
+    Outputs {
+        json: flag(&args.json_out),
+        markdown: flag(&args.markdown),
+        junit: flag(&args.junit),
+        html: flag(&args.html).map(|file| (file, source)),
+        ..Outputs::default()
     }
-    if let Some(path) = &args.markdown {
-        reporter = reporter.sink(Markdown(OutputFile::flag(path)));
-    }
-    if let Some(path) = &args.junit {
-        reporter = reporter.sink(Junit(OutputFile::flag(path)));
-    }
-    if let Some(path) = &args.html {
-        reporter = reporter.sink(Html::new(OutputFile::flag(path), source));
-    }
-    reporter
+    .with_summary(None)
 }
 
 /// `cargo probtest report --history N`: the last `count` sessions' history, printed.
@@ -247,20 +238,7 @@ pub fn load_session(session: &Session) -> Result<(Report, Option<String>), Error
 /// Writes a report as JSON (through a symlink to its target, straight into a device or a
 /// FIFO), with an error naming the file.
 pub fn write_json(report: &Report, path: &Path) -> Result<(), Error> {
-    let errors = Reporter::new()
-        .json(Json::new(OutputFile::flag(path)))
-        .write(report);
-    match errors.into_iter().next() {
-        Some(error) => Err(Error::new(error)),
-        None => Ok(()),
-    }
-}
-
-/// Prints the `probability` summary to stdout (nothing when the report has no rows), with a
-/// `Report:` line when `report_path` is given.
-pub fn print_summary(report: &Report, report_path: Option<&str>) {
-    let summary = Summary::naming(report_path.map(str::to_string));
-    Reporter::new().summary(summary).write(report);
+    Outputs::json_at(path).write(report)
 }
 
 #[cfg(test)]

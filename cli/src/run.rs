@@ -8,12 +8,12 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use probtest::__cli::{Html, OutputFile, Reporter, SessionSource, Sink, SinkError, Summary};
-use probtest::store::{self, Executed, Session};
+use probtest::__cli::store::{self, Executed, Session};
+use probtest::__cli::SessionSource;
 use probtest_settings as table;
 
 use crate::error::Error;
-use crate::export::StepSummary;
+use crate::outputs::{setting_file, Outputs};
 use crate::target::{self, CargoOptions};
 
 /// The arguments of `cargo probtest run`.
@@ -181,7 +181,9 @@ fn summarize(
     let shown = named.as_deref().filter(|_| problem.is_none());
     let mut failed = false;
     let mut stderr = std::io::stderr().lock();
-    for error in reporter(&report, target, options, shown).write(&report) {
+    let source = SessionSource::of(&store::sessions_dir(target), key);
+    let outputs = Outputs::of_environment(options, source).with_summary(shown.map(str::to_string));
+    for error in outputs.reporter().write(&report) {
         let _ = writeln!(stderr, "error: {error}");
         failed = true;
     }
@@ -197,62 +199,6 @@ fn summarize(
         return Ok(true);
     }
     Ok(report.exit_status != 0)
-}
-
-/// The outputs of the session's end: the files the test processes could not write whole (the
-/// job summary `GITHUB_STEP_SUMMARY` names, and `PROB_HTML`: the test processes of a nextest
-/// run hold one run each and write none, and those of `cargo test` each wrote the session as
-/// they last saw it), then the summary, whose `Report:` line names `report_line`. A new
-/// output is its module and a line here.
-fn reporter(
-    report: &probtest::Report,
-    target: &Path,
-    options: &CargoOptions,
-    report_line: Option<&str>,
-) -> Reporter {
-    let mut reporter = Reporter::new();
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty()) {
-        reporter = reporter.sink(StepSummary(path.into()));
-    }
-    match setting_file(table::HTML.variable, options) {
-        Some(Ok(file)) => {
-            let dir = store::sessions_dir(target);
-            let key = report.session.as_deref().unwrap_or_default();
-            let source = SessionSource::of(&dir, key);
-            reporter = reporter.sink(Html::new(file, Some(source)));
-        }
-        Some(Err(error)) => reporter = reporter.sink(Unwritable(error)),
-        None => {}
-    }
-    reporter.summary(Summary::naming(report_line.map(str::to_string)))
-}
-
-/// A file a setting names that cannot be written at all: its error, said where the file would
-/// have been written.
-struct Unwritable(SinkError);
-
-impl Sink for Unwritable {
-    fn write(&mut self, _: &probtest::Report) -> Result<(), SinkError> {
-        Err(self.0.clone())
-    }
-}
-
-/// The file the setting `name` (`PROB_JSON`, `PROB_HTML`) names, when it is set: relative to
-/// the workspace root, as the test processes resolve it (`OutputFile::resolve`, the one rule);
-/// an error when that root cannot be found.
-fn setting_file(name: &str, options: &CargoOptions) -> Option<Result<OutputFile, SinkError>> {
-    let value = std::env::var(name)
-        .ok()
-        .filter(|value| !value.trim().is_empty())?;
-    let root = if Path::new(&value).is_absolute() {
-        None
-    } else {
-        match target::workspace_root(options) {
-            Ok(root) => Some(root),
-            Err(error) => return Some(Err(SinkError::new(format!("{name}={value}: {error}")))),
-        }
-    };
-    Some(Ok(OutputFile::setting(name, &value, root.as_deref())))
 }
 
 /// Why the report at `path` does not hold session `key`, if it does not. A character device or

@@ -172,7 +172,7 @@
 //! The unit of the report is the session: one `cargo nextest run` (every process shares
 //! `NEXTEST_RUN_ID`), or one `cargo test` with all its test binaries (they share the cargo
 //! process that started them), or whatever shares `PROB_SESSION`. Every run is written to the
-//! [`store`] under `target/probtest/sessions/` as it starts and ends, so a run whose process
+//! session store under `target/probtest/sessions/` as it starts and ends, so a run whose process
 //! died is an error ("the test process died before the run finished"), never missing. nextest
 //! retries are kept in the records with their `attempt` and left out of the counts. Under
 //! `cargo test` each test binary prints its own section at exit; a nextest process holds one run
@@ -196,7 +196,7 @@ mod format;
 mod harness;
 mod model;
 mod render;
-pub mod store;
+mod store;
 mod types;
 
 pub use harness::accounting::{
@@ -302,4 +302,12 @@ pub mod __cli {
     pub use crate::render::text::{bar_text, bound_percent, model_name, money};
     pub use crate::render::waits::replayed_text;
     pub use crate::types::count::thousands;
+
+    /// The session store as `cargo probtest` reads it: sessions listed, loaded and reconciled
+    /// with what nextest ran, and files written whole.
+    pub mod store {
+        pub use crate::store::{
+            sanitize_key, sessions_dir, write_file, Executed, Session, SessionData,
+        };
+    }
 }

@@ -20,11 +20,11 @@ use crate::error::Error;
 mod axes;
 pub(crate) mod cargo;
 mod diagnose;
+mod findings;
 mod fingerprint;
 mod gates;
 pub mod preload;
 mod prior;
-mod report;
 mod repro;
 mod runner;
 
@@ -265,7 +265,7 @@ fn diagnose_one(
     };
     let diagnosis = Doctor::new(&runner, settings, tests, warnings).diagnose();
     let (command, plain) = commands(binary, victim, &diagnosis);
-    let report = report::Report {
+    let report = findings::Findings {
         test: victim,
         diagnosis: &diagnosis,
         rustc: rustc_version(),

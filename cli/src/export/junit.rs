@@ -27,7 +27,7 @@ pub struct Junit(pub OutputFile);
 impl Sink for Junit {
     fn write(&mut self, report: &Report) -> Result<(), SinkError> {
         let xml = junit(report).map_err(|error| self.0.failed("JUnit XML report", &error))?;
-        probtest::store::write_file(self.0.path(), xml.as_bytes())
+        probtest::__cli::store::write_file(self.0.path(), xml.as_bytes())
             .map_err(|error| self.0.failed("JUnit XML report", &error))
     }
 }

@@ -23,7 +23,7 @@ pub struct Markdown(pub OutputFile);
 
 impl Sink for Markdown {
     fn write(&mut self, report: &Report) -> Result<(), SinkError> {
-        probtest::store::write_file(self.0.path(), markdown(report).as_bytes())
+        probtest::__cli::store::write_file(self.0.path(), markdown(report).as_bytes())
             .map_err(|error| self.0.failed("Markdown report", &error))
     }
 }

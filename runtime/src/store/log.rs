@@ -208,10 +208,10 @@ mod tests {
     use std::fs;
 
     use super::*;
+    use crate::model::record::DIED_MESSAGE;
     use crate::model::tests::{info, record};
     use crate::store::identity_fragment;
     use crate::store::test_support::{start_line, temp_sessions};
-    use crate::store::DIED_MESSAGE;
     use crate::types::status::Outcome;
     use crate::types::usage::TokenUsage;
 

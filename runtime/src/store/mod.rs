@@ -7,7 +7,7 @@
 //! Every file of `<sessions>/<session>/` ([`sessions_dir`]: `PROB_STORE`, else
 //! `<target>/probtest/sessions`), with who writes it, who reads it, its format and how long it
 //! lives. A session directory is transient: it lives until pruning removes it (the process that
-//! creates a session keeps the newest [`KEEP_SESSIONS`]; see `sessions`). A binary file starts
+//! creates a session keeps the newest `KEEP_SESSIONS`; see `sessions`). A binary file starts
 //! with a magic naming its layout, so that a file of another layout is rebuilt or ignored,
 //! never misread.
 //!
@@ -57,8 +57,11 @@ pub(crate) mod case_counts;
 mod earlier_reports;
 mod key;
 pub(crate) mod limits;
+mod listed_items;
 pub(crate) mod live;
 mod log;
+// Reconciling a session with what nextest ran is `cargo probtest run --nextest`'s alone.
+#[cfg(feature = "_cli")]
 mod reconcile;
 mod report_file;
 mod session_dir;
@@ -71,17 +74,15 @@ mod unrecorded;
 pub(crate) mod writer;
 
 pub(crate) use crate::format::store_lines::identity_fragment;
-pub use earlier_reports::{baseline_report, earlier_reports};
+pub(crate) use earlier_reports::{baseline_report, earlier_reports};
 pub use key::sanitize_key;
 pub(crate) use key::session_key;
-pub use reconcile::{Executed, DIED_BEFORE_SEEN, NOT_RECORDED};
+#[cfg(feature = "_cli")]
+pub use reconcile::Executed;
 pub(crate) use session_dir::unrecorded_warning;
-pub use session_dir::{Session, SessionData, KEEP_SESSIONS};
+pub use session_dir::{Session, SessionData};
 pub(crate) use sessions::finish_pruning;
 pub(crate) use target::{tagged_target_dir_of, target_dir_of};
-
-/// The message of a run that started and never reported.
-pub use crate::model::record::DIED_MESSAGE;
 
 /// Where the sessions of a target directory live: `PROB_STORE` when it is set (a relative path
 /// is taken from the working directory), else `<target>/probtest/sessions`. A store of its own

@@ -61,11 +61,13 @@ pub struct SessionData {
     pub unrecorded: u64,
     /// The report's path as the processes resolved it (the last one's), to check it exists.
     pub report_path: Option<PathBuf>,
-    /// Errors [`Session::reconcile`] added for tests that left no record: the report the
+    /// Errors `Session::reconcile` added for tests that left no record: the report the
     /// processes kept does not hold them.
+    // Read by `cargo probtest run --nextest` alone.
+    #[cfg_attr(not(feature = "_cli"), allow(dead_code))]
     pub reconciled: u64,
     /// The generated items of the session's test binaries, by `<binary id>$<test name>`, as
-    /// nextest listed them: what case and run each holds (see [`Session::reconcile`]).
+    /// nextest listed them: what case and run each holds (see `Session::reconcile`).
     pub(crate) items: HashMap<String, (CaseInfo, u32)>,
     /// What the store could not account for, one line each: runs that could not be recorded,
     /// bytes that could not be read. The report carries them as warnings.
@@ -115,6 +117,7 @@ impl Session {
     }
 
     /// The most recently started session under `sessions_dir`.
+    #[cfg(feature = "_cli")]
     pub fn latest(sessions_dir: &Path) -> io::Result<Option<Session>> {
         Ok(Session::list(sessions_dir)?.into_iter().next())
     }

@@ -3,7 +3,7 @@
 //! every output of one [`Report`]: the JSON report first (the summary's `Report:` line names it
 //! once it is written), then every other file, then the terminal summary. Each sink is a module
 //! of its own; a new one is that module plus one line where the reporter is built
-//! (`from_settings` here, the CLI's `reporter` for the files only the CLI writes).
+//! (`from_settings` here for a test process, `cargo probtest`'s `outputs` for the CLI).
 //!
 //! Layer: harness.
 
@@ -151,7 +151,7 @@ impl Reporter {
             // The error names the file already; the setting may be the config's `json`.
             let file = OutputFile {
                 setting: None,
-                ..OutputFile::of_settings("PROB_JSON", path)
+                ..OutputFile::of_settings(probtest_settings::JSON.variable, path)
             };
             reporter = reporter.json(match json_written {
                 Some(written) => Json::written(file, written),
@@ -169,7 +169,7 @@ impl Reporter {
                     )
                 });
             reporter = reporter.sink(Html::new(
-                OutputFile::of_settings("PROB_HTML", path),
+                OutputFile::of_settings(probtest_settings::HTML.variable, path),
                 source,
             ));
         }

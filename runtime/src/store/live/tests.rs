@@ -252,7 +252,7 @@ fn runs_in_flight_are_errors_until_they_finish() {
     assert_eq!((report.totals.errors, report.exit_status), (1, 1));
     assert_eq!(
         report.records[0].message.as_deref(),
-        Some(crate::store::DIED_MESSAGE)
+        Some(crate::model::record::DIED_MESSAGE)
     );
     let usage = TokenUsage {
         model: "m".into(),

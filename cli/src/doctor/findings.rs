@@ -1,12 +1,12 @@
-//! The doctor's report: the terminal text (header, DIAGNOSIS, EVIDENCE, REPRO, after the
-//! seed's anatomy) and the JSON (`probtest-doctor`, version 1), from one [`Report`].
+//! The doctor's findings as it reports them: the terminal text (header, DIAGNOSIS, EVIDENCE, REPRO, after the
+//! seed's anatomy) and the JSON (`probtest-doctor`, version 1), from one [`Findings`].
 
 use serde_json::{json, Value};
 
 use crate::doctor::diagnose::Diagnosis;
 
 /// A diagnosis with what the report says around it.
-pub struct Report<'a> {
+pub struct Findings<'a> {
     pub test: &'a str,
     pub diagnosis: &'a Diagnosis,
     /// `rustc --version`, when known.
@@ -20,7 +20,7 @@ pub struct Report<'a> {
 
 const WIDTH: usize = 74;
 
-impl Report<'_> {
+impl Findings<'_> {
     /// The terminal text.
     pub fn text(&self) -> String {
         let diagnosis = self.diagnosis;
