@@ -27,10 +27,12 @@ pub mod preload;
 mod prior;
 mod repro;
 mod runner;
+mod suite;
 
 use axes::{Axis, Cpus};
 use cargo::{Selection, TestBinary};
 use diagnose::{Diagnosis, Doctor, Settings};
+use findings::json::DiagnosisJson;
 use fingerprint::Ending;
 use repro::Repro;
 use runner::{Plan, Runner};
@@ -44,7 +46,9 @@ pub struct DoctorArgs {
     pub test: Option<String>,
 
     /// Run the suite once, as `cargo test` would (`RUST_TEST_THREADS` is honoured), and
-    /// diagnose each test that failed.
+    /// diagnose each test that failed, and each row the report holds as FLAKY, FAIL, ERRORED
+    /// or ERROR: a row once, whatever number of its run items failed. The diagnoses share
+    /// `--budget`; an overview comes first.
     #[arg(long, conflicts_with = "test")]
     pub suite: bool,
 
@@ -86,6 +90,12 @@ pub struct DoctorArgs {
     /// Also write the diagnosis as JSON (`probtest-doctor`, version 1) to PATH.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+
+    /// Also write the diagnoses as Markdown to PATH: an overview, then a section per test or
+    /// row with its verdict, reason and repro. With `GITHUB_STEP_SUMMARY` set, the same
+    /// Markdown is appended to the job's summary page too.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
 
     /// More `cargo test` arguments (features, profile), after `--`.
     #[arg(last = true, value_name = "ARGS")]
@@ -147,8 +157,10 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
         lib: args.lib,
         extra: args.args.clone(),
     };
+    let started = Instant::now();
+    let deadline = started + settings.budget;
     let binaries = cargo::build(&selection)?;
-    let reports: Vec<(Diagnosis, serde_json::Value)> = match &args.test {
+    let diagnoses: Vec<(Diagnosis, DiagnosisJson)> = match &args.test {
         Some(test) => {
             let (binary, tests, victim) = cargo::find_test_or_row(&binaries, test)?;
             if victim != *test {
@@ -157,73 +169,111 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
                 ));
             }
             let row = binary.row_of(&victim);
-            let prior = row.as_ref().and_then(|row| {
-                let path = prior::report_path(&binary, args.report.as_deref())?;
-                let prior = prior::prior_of(row, &path)?;
-                progress(&format!(
-                    "{}: {} of {} runs failed in {}",
-                    row.case, prior.failed, prior.runs, prior.report
-                ));
-                Some(prior)
-            });
-            let settings = Settings { prior, ..settings };
-            vec![diagnose_one(
-                &binary,
-                &tests,
-                (&victim, row),
-                &settings,
-                args.timeout,
-            )]
+            let settings = Settings {
+                prior: prior_for(&binary, row.as_ref(), args.report.as_deref()),
+                ..settings
+            };
+            let (diagnosis, json, text) =
+                diagnose_one(&binary, &tests, (&victim, row), &settings, args.timeout);
+            print(&text);
+            vec![(diagnosis, json)]
         }
         None => {
-            let failed = suite_failures(&binaries, settings.budget)?;
-            progress(&format!(
-                "the suite ran: {} test(s) failed{}",
-                failed.len(),
-                if failed.is_empty() {
-                    ", nothing to diagnose"
-                } else {
-                    ""
-                }
-            ));
-            failed
-                .iter()
-                .map(|(binary, tests, victim)| {
-                    diagnose_one(
-                        binary,
-                        tests,
-                        (victim, binary.row_of(victim)),
-                        &settings,
-                        args.timeout,
-                    )
-                })
-                .collect()
+            let targets = suite::targets(&binaries, settings.budget, args.report.as_deref())?;
+            let count = targets.len();
+            let mut texts = Vec::new();
+            let mut diagnoses = Vec::new();
+            for (index, target) in targets.into_iter().enumerate() {
+                progress(&format!(
+                    "{} of {count}: {} ({})",
+                    index + 1,
+                    target.row.as_ref().map_or(&target.victim, |row| &row.case),
+                    target.reason
+                ));
+                let settings = Settings {
+                    budget: suite::share(deadline, count - index),
+                    prior: prior_for(&target.binary, target.row.as_ref(), args.report.as_deref()),
+                    runs: settings.runs,
+                    axes: settings.axes.clone(),
+                };
+                let (diagnosis, json, text) = diagnose_one(
+                    &target.binary,
+                    &target.tests,
+                    (&target.victim, target.row),
+                    &settings,
+                    args.timeout,
+                );
+                texts.push(text);
+                diagnoses.push((diagnosis, json));
+            }
+            let jsons: Vec<DiagnosisJson> =
+                diagnoses.iter().map(|(_, json)| json.clone()).collect();
+            print(&suite::overview(&jsons, started.elapsed().as_secs_f64()));
+            for text in texts {
+                print(&text);
+            }
+            diagnoses
         }
     };
+    let jsons: Vec<DiagnosisJson> = diagnoses.iter().map(|(_, json)| json.clone()).collect();
     if let Some(path) = &args.json {
-        let value = match (&args.test, reports.as_slice()) {
-            (Some(_), [(_, one)]) => one.clone(),
-            _ => serde_json::json!({
-                "format": "probtest-doctor",
-                "version": 1,
-                "diagnoses": reports.iter().map(|(_, json)| json.clone()).collect::<Vec<_>>(),
+        let text = match (&args.test, jsons.as_slice()) {
+            (Some(_), [one]) => findings::json::write(one),
+            _ => findings::json::write(&findings::json::SuiteJson {
+                format: findings::json::FORMAT.to_string(),
+                version: findings::json::VERSION,
+                diagnoses: jsons.clone(),
             }),
         };
-        write_json(path, &value)?;
+        write_file(path, &text)?;
     }
-    let made = !reports.is_empty() && reports.iter().all(|(diagnosis, _)| diagnosis.made());
+    let page = findings::markdown::render(&jsons, started.elapsed().as_secs_f64());
+    if let Some(path) = &args.markdown {
+        write_file(path, &page)?;
+    }
+    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty()) {
+        append_file(Path::new(&summary), &page).map_err(|error| {
+            Error::about(
+                format!("GITHUB_STEP_SUMMARY={}", Path::new(&summary).display()),
+                format!("cannot append the doctor's Markdown ({error})"),
+            )
+        })?;
+    }
+    let made = !diagnoses.is_empty() && diagnoses.iter().all(|(diagnosis, _)| diagnosis.made());
     Ok(if made { 0 } else { 1 })
 }
 
-/// Diagnoses `victim` of `binary` (whose tests are `tests`), prints the report, and returns
-/// the diagnosis with its JSON.
+/// The row's record in the user's report, which sizes the baseline, said as it is found.
+fn prior_for(
+    binary: &TestBinary,
+    row: Option<&runner::Row>,
+    report: Option<&Path>,
+) -> Option<diagnose::Prior> {
+    let row = row?;
+    let path = prior::report_path(binary, report)?;
+    let prior = prior::prior_of(row, &path)?;
+    progress(&format!(
+        "{}: {} of {} runs failed in {}",
+        row.case, prior.failed, prior.runs, prior.report
+    ));
+    Some(prior)
+}
+
+fn print(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Diagnoses `victim` of `binary` (whose tests are `tests`): the diagnosis, its JSON and its
+/// text.
 fn diagnose_one(
     binary: &TestBinary,
     tests: &[String],
     (victim, row): (&str, Option<runner::Row>),
     settings: &Settings,
     timeout: Option<Duration>,
-) -> (Diagnosis, serde_json::Value) {
+) -> (Diagnosis, DiagnosisJson, String) {
     let started = Instant::now();
     let mut warnings = Vec::new();
     let preload = if settings.axes.iter().any(|axis| axis.needs_preload()) {
@@ -244,6 +294,7 @@ fn diagnose_one(
         binary.path.display(),
         tests.len()
     ));
+    let row_case = row.as_ref().map(|row| row.case.clone());
     let setup = runner::Setup {
         binary: binary.clone(),
         victim: victim.to_string(),
@@ -259,14 +310,25 @@ fn diagnose_one(
                 "cannot make the doctor's scratch directory under {}: {error}",
                 std::env::temp_dir().display()
             ));
-            let json = serde_json::json!({"format": "probtest-doctor", "version": 1, "test": victim, "verdict": diagnosis.verdict, "explanation": diagnosis.explanation});
-            return (diagnosis, json);
+            let findings = findings::Findings {
+                test: victim,
+                row: row_case.as_deref(),
+                diagnosis: &diagnosis,
+                rustc: None,
+                runs: 0,
+                seconds: started.elapsed().as_secs_f64(),
+                command: None,
+                plain: None,
+            };
+            let (json, text) = (findings.to_json(), findings.text());
+            return (diagnosis, json, text);
         }
     };
     let diagnosis = Doctor::new(&runner, settings, tests, warnings).diagnose();
     let (command, plain) = commands(binary, victim, &diagnosis);
-    let report = findings::Findings {
+    let findings = findings::Findings {
         test: victim,
+        row: row_case.as_deref(),
         diagnosis: &diagnosis,
         rustc: rustc_version(),
         runs: runner.runs(),
@@ -274,58 +336,12 @@ fn diagnose_one(
         command,
         plain,
     };
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(report.text().as_bytes());
-    let _ = stdout.flush();
-    let json = report.json();
-    (diagnosis, json)
+    let (json, text) = (findings.to_json(), findings.text());
+    (diagnosis, json, text)
 }
 
-/// The tests that failed when each binary ran its tests once, as `cargo test` would (all of
-/// them, libtest's default threads), each with its binary and its binary's tests. The runs are
-/// the doctor's: in its scratch directory, read from what the tests cannot forge.
-fn suite_failures(
-    binaries: &[TestBinary],
-    budget: Duration,
-) -> Result<Vec<(TestBinary, Vec<String>, String)>, Error> {
-    let mut failed = Vec::new();
-    let deadline = Instant::now() + budget;
-    for binary in binaries {
-        let tests = binary.tests()?;
-        let Some(first) = tests.first() else {
-            continue;
-        };
-        let setup = runner::Setup {
-            binary: binary.clone(),
-            victim: first.clone(),
-            preload: None,
-            row: None,
-            timeout: Some(budget),
-            deadline,
-        };
-        let runner = Runner::new(setup).map_err(|error| {
-            Error::about(
-                std::env::temp_dir().display(),
-                format!("cannot make the doctor's scratch directory ({error})"),
-            )
-        })?;
-        let names = runner
-            .failures_of_suite()
-            .map_err(|problem| Error::about(binary.path.display(), problem))?;
-        for name in names {
-            if tests.contains(&name) {
-                failed.push((binary.clone(), tests.clone(), name));
-            }
-        }
-    }
-    Ok(failed)
-}
-
-/// Writes the JSON report to `path`, its directory made.
-fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), Error> {
-    let mut text =
-        serde_json::to_string_pretty(value).map_err(|error| Error::new(error.to_string()))?;
-    text.push('\n');
+/// Writes `text` as the whole of `path`, its directory made.
+fn write_file(path: &Path, text: &str) -> Result<(), Error> {
     if let Some(parent) = path
         .parent()
         .filter(|parent| !parent.as_os_str().is_empty())
@@ -335,6 +351,15 @@ fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), Error> {
     }
     std::fs::write(path, text)
         .map_err(|error| Error::about(path.display(), format!("cannot write ({error})")))
+}
+
+/// Appends `text` to `path`, as a CI's job summary is written to.
+fn append_file(path: &Path, text: &str) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)?
+        .write_all(text.as_bytes())
 }
 
 /// The repro command of a diagnosis, and a plain `cargo test` one where the failure needs no

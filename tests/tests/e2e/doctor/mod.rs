@@ -15,6 +15,7 @@ mod kinds;
 mod patterns;
 mod repro;
 mod rows;
+mod suite;
 
 pub fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();

@@ -1,13 +1,18 @@
-//! The doctor's findings as it reports them: the terminal text (header, DIAGNOSIS, EVIDENCE, REPRO, after the
-//! seed's anatomy) and the JSON (`probtest-doctor`, version 1), from one [`Findings`].
+//! The doctor's findings as it reports them, from one [`Findings`]: the terminal text (header,
+//! DIAGNOSIS, EVIDENCE, REPRO, after the seed's anatomy), the JSON (`json`: `probtest-doctor`,
+//! version 1), and Markdown for CI pages (`markdown`).
 
-use serde_json::{json, Value};
+pub mod json;
+pub mod markdown;
 
 use crate::doctor::diagnose::Diagnosis;
+use json::{DiagnosisJson, EvidenceJson, LatentJson, ReproJson, SignatureJson, StatsJson};
 
 /// A diagnosis with what the report says around it.
 pub struct Findings<'a> {
     pub test: &'a str,
+    /// The report row the test is a run item of, if it is one.
+    pub row: Option<&'a str>,
     pub diagnosis: &'a Diagnosis,
     /// `rustc --version`, when known.
     pub rustc: Option<String>,
@@ -26,7 +31,10 @@ impl Findings<'_> {
         let diagnosis = self.diagnosis;
         let mut out = String::new();
         out.push_str(&format!("━━━ probtest doctor {}\n", "━".repeat(WIDTH - 20)));
-        out.push_str(&format!(" {}\n", self.test));
+        match self.row {
+            Some(row) => out.push_str(&format!(" row {row} (through {})\n", self.test)),
+            None => out.push_str(&format!(" {}\n", self.test)),
+        }
         let mut header = Vec::new();
         if let Some(rustc) = &self.rustc {
             header.push(rustc.clone());
@@ -122,58 +130,74 @@ impl Findings<'_> {
         out
     }
 
-    /// The JSON report.
-    pub fn json(&self) -> Value {
+    /// The diagnosis as the doctor's JSON writes it.
+    pub fn to_json(&self) -> DiagnosisJson {
         let diagnosis = self.diagnosis;
-        json!({
-            "format": "probtest-doctor",
-            "version": 1,
-            "test": self.test,
-            "verdict": diagnosis.verdict,
-            "claim": diagnosis.claim,
-            "headline": diagnosis.headline,
-            "explanation": diagnosis.explanation,
-            "evidence": diagnosis.evidence.iter().map(|row| json!({
-                "label": row.label,
-                "runs": row.runs,
-                "failed": row.failed,
-                "note": row.note,
-            })).collect::<Vec<_>>(),
-            "repro": diagnosis.reproduction.as_ref().map(|reproduction| json!({
-                "axis": reproduction.axis.name(),
-                "value": reproduction.value,
-                "command": self.command,
-                "plain": self.plain,
-                "runs": reproduction.runs,
-                "failed": reproduction.failed,
-                "lower_bound": reproduction.lower_bound,
-                "attempts": reproduction.attempts,
-            })),
-            "signatures": diagnosis.signatures.iter().map(|signature| json!({
-                "fingerprint": signature.fingerprint,
-                "seen": signature.seen,
-                "cause": signature.cause,
-            })).collect::<Vec<_>>(),
-            "also_found": diagnosis.also_found.iter().map(|latent| json!({
-                "verdict": latent.verdict,
-                "headline": latent.headline,
-                "value": latent.value,
-            })).collect::<Vec<_>>(),
-            "culprit": diagnosis.culprit,
-            "warnings": diagnosis.warnings,
-            "stats": {
-                "runs": self.runs,
-                "seconds": self.seconds,
-                "baseline_runs": diagnosis.baseline.0,
-                "baseline_failed": diagnosis.baseline.1,
-                "p_value": diagnosis.p_value,
+        DiagnosisJson {
+            format: json::FORMAT.to_string(),
+            version: json::VERSION,
+            test: self.test.to_string(),
+            row: self.row.map(str::to_string),
+            verdict: diagnosis.verdict.clone(),
+            claim: diagnosis.claim.map(str::to_string),
+            headline: diagnosis.headline.clone(),
+            explanation: diagnosis.explanation.clone(),
+            evidence: diagnosis
+                .evidence
+                .iter()
+                .map(|row| EvidenceJson {
+                    label: row.label.clone(),
+                    runs: row.runs,
+                    failed: row.failed,
+                    note: row.note.clone(),
+                })
+                .collect(),
+            repro: diagnosis
+                .reproduction
+                .as_ref()
+                .map(|reproduction| ReproJson {
+                    axis: reproduction.axis.name().to_string(),
+                    value: reproduction.value.clone(),
+                    command: self.command.clone(),
+                    plain: self.plain.clone(),
+                    runs: reproduction.runs,
+                    failed: reproduction.failed,
+                    lower_bound: reproduction.lower_bound,
+                    attempts: reproduction.attempts,
+                }),
+            signatures: diagnosis
+                .signatures
+                .iter()
+                .map(|signature| SignatureJson {
+                    fingerprint: signature.fingerprint.clone(),
+                    seen: signature.seen,
+                    cause: signature.cause.clone(),
+                })
+                .collect(),
+            also_found: diagnosis
+                .also_found
+                .iter()
+                .map(|latent| LatentJson {
+                    verdict: latent.verdict.clone(),
+                    headline: latent.headline.clone(),
+                    value: latent.value.clone(),
+                })
+                .collect(),
+            culprit: diagnosis.culprit.clone(),
+            warnings: diagnosis.warnings.clone(),
+            stats: StatsJson {
+                runs: self.runs,
+                seconds: self.seconds,
+                baseline_runs: diagnosis.baseline.0,
+                baseline_failed: diagnosis.baseline.1,
+                p_value: diagnosis.p_value,
             },
-        })
+        }
     }
 }
 
 /// `text` in lines of at most `width` characters, broken at spaces.
-fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     for word in text.split_whitespace() {
