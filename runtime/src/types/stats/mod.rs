@@ -64,12 +64,18 @@ impl FromStr for Method {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Method, String> {
-        // The settings table's parser, so that the attribute, the variable and the config
-        // accept the same names; it returns one of these.
-        match probtest_settings::parse_method(text)? {
-            "wilson" => Ok(Method::Wilson),
-            "bayes" => Ok(Method::Bayes),
-            _ => Ok(Method::Exact),
+        // The settings table's parser, so that the variable and the config accept the same
+        // names.
+        probtest_settings::parse_method(text).map(Method::from)
+    }
+}
+
+impl From<probtest_settings::Method> for Method {
+    fn from(method: probtest_settings::Method) -> Method {
+        match method {
+            probtest_settings::Method::Exact => Method::Exact,
+            probtest_settings::Method::Wilson => Method::Wilson,
+            probtest_settings::Method::Bayes => Method::Bayes,
         }
     }
 }
@@ -230,6 +236,15 @@ pub enum Undecided {
     Pass,
 }
 
+impl From<probtest_settings::Undecided> for Undecided {
+    fn from(undecided: probtest_settings::Undecided) -> Undecided {
+        match undecided {
+            probtest_settings::Undecided::Fail => Undecided::Fail,
+            probtest_settings::Undecided::Pass => Undecided::Pass,
+        }
+    }
+}
+
 /// How errored runs enter a gate's sample (config `errors`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -239,6 +254,15 @@ pub enum ErrorPolicy {
     Count,
     /// Errors leave the sample and do not fail: the gate judges answers, not the harness.
     Exclude,
+}
+
+impl From<probtest_settings::Errors> for ErrorPolicy {
+    fn from(errors: probtest_settings::Errors) -> ErrorPolicy {
+        match errors {
+            probtest_settings::Errors::Count => ErrorPolicy::Count,
+            probtest_settings::Errors::Exclude => ErrorPolicy::Exclude,
+        }
+    }
 }
 
 /// A metric over a case's runs (`PROB_METRIC=pass^3,pass@5`).
