@@ -15,7 +15,7 @@ use probtest_settings::{Cache as Mode, CACHE};
 use crate::harness::accounting::{RecordError, RunHandle};
 use crate::harness::context::{self, capture::capturing, RunState};
 use crate::harness::{recorder, registry};
-use crate::store::cache::{self as cassette, Entry, Place};
+use crate::store::cache::{self as cassette, CacheEntry, Place};
 
 /// `PROB_CACHE`, else the config's `cache`, else off; read once per process.
 fn mode() -> &'static Result<Mode, String> {
@@ -118,7 +118,7 @@ where
             let stored = serde_json::to_value(&value).unwrap_or_else(|error| {
                 panic!("probtest::cached(\"{key}\"): the value cannot be stored: {error}")
             });
-            let entry = Entry {
+            let entry = CacheEntry {
                 key: key.to_string(),
                 value: stored,
                 usage,

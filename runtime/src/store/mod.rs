@@ -75,6 +75,7 @@ pub use earlier_reports::{baseline_report, earlier_reports};
 pub use key::sanitize_key;
 pub(crate) use key::session_key;
 pub use reconcile::{Executed, DIED_BEFORE_SEEN, NOT_RECORDED};
+pub use report_file::write_report;
 pub(crate) use session_dir::unrecorded_warning;
 pub use session_dir::{Session, SessionData, KEEP_SESSIONS};
 pub(crate) use sessions::finish_pruning;

@@ -250,8 +250,7 @@ pub fn sign_flip(differences: &[(i128, i128)], resamples: u64, seed: u64) -> (f6
 }
 
 /// How p-values are adjusted for making several comparisons (`PROB_ADJUST`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Adjustment {
     /// Unchanged: exploratory.
     #[default]

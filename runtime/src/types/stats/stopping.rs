@@ -9,14 +9,11 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
-
 use super::sequence::{monotone_level, SEQUENCE_PRIOR};
 use super::{ErrorPolicy, GateSpec, Method, Prior, Rule, StatsConfig, Verdict};
 
 /// Early stopping, from `PROB_STOP` (config `stop`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum StopMode {
     /// Every run runs. The default.
     #[default]
