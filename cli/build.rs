@@ -1,5 +1,5 @@
 //! Compiles the doctor's LD_PRELOAD library, `preload/probtest_preload.c`, into a shared object
-//! in `OUT_DIR`, which `src/doctor/preload.rs` embeds; `cfg(probtest_preload)` tells the Rust
+//! in `OUT_DIR`, which `src/doctor/preload/mod.rs` embeds; `cfg(probtest_preload)` tells the Rust
 //! side that it is there.
 //!
 //! The library interposes glibc, so it is built for Linux glibc targets only; elsewhere nothing

@@ -352,13 +352,13 @@ fn data_module(
                 GateRule::MinRate(bar) => quote!(::probtest::__private::Rule::MinRate(#bar)),
                 GateRule::MinPasses(bar) => quote!(::probtest::__private::Rule::MinPasses(#bar)),
             };
-            let method = some(gate.method.as_deref().map(|method| {
+            let method = some(gate.method.map(|method| {
                 let variant = format_ident!(
                     "{}",
                     match method {
-                        "wilson" => "Wilson",
-                        "bayes" => "Bayes",
-                        _ => "Exact",
+                        probtest_settings::Method::Exact => "Exact",
+                        probtest_settings::Method::Wilson => "Wilson",
+                        probtest_settings::Method::Bayes => "Bayes",
                     }
                 );
                 quote!(::probtest::__private::Method::#variant)

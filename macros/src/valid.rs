@@ -28,7 +28,7 @@ pub(crate) struct Model {
 /// A gate as the attribute writes it; what it leaves out falls back to the session's settings.
 pub(crate) struct Gate {
     pub(crate) rule: GateRule,
-    pub(crate) method: Option<String>,
+    pub(crate) method: Option<probtest_settings::Method>,
     pub(crate) level: Option<f64>,
     pub(crate) prior: Option<(f64, f64)>,
 }
@@ -161,6 +161,13 @@ fn fraction(value: &Expr, key: &str, errors: &mut Vec<syn::Error>) -> Option<f64
     None
 }
 
+/// The methods a gate's `method` names, spelled exactly.
+const METHODS: [(&str, probtest_settings::Method); 3] = [
+    ("exact", probtest_settings::Method::Exact),
+    ("wilson", probtest_settings::Method::Wilson),
+    ("bayes", probtest_settings::Method::Bayes),
+];
+
 fn check_gate(
     keys: &[(Ident, Expr)],
     runs: u32,
@@ -216,18 +223,26 @@ fn check_gate(
                 }
             }
             "confidence" => level = fraction(value, "confidence", errors),
-            "method" => match value {
-                Expr::Lit(ExprLit {
-                    lit: Lit::Str(text),
-                    ..
-                }) if ["exact", "wilson", "bayes"].contains(&text.value().as_str()) => {
-                    method = Some(text.value());
+            "method" => {
+                // The attribute's names are exact, unlike the variable's, which take any case.
+                let parsed = match value {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Str(text),
+                        ..
+                    }) => METHODS
+                        .into_iter()
+                        .find(|(name, _)| *name == text.value())
+                        .map(|(_, method)| method),
+                    _ => None,
+                };
+                match parsed {
+                    Some(parsed) => method = Some(parsed),
+                    None => errors.push(syn::Error::new_spanned(
+                        value,
+                        "`method` expects \"exact\", \"wilson\" or \"bayes\"",
+                    )),
                 }
-                _ => errors.push(syn::Error::new_spanned(
-                    value,
-                    "`method` expects \"exact\", \"wilson\" or \"bayes\"",
-                )),
-            },
+            }
             "prior" => {
                 let elements: Vec<&Expr> = match value {
                     Expr::Array(array) => array.elems.iter().collect(),

@@ -2,7 +2,7 @@
 //!
 //! Makes `synthetic_records(10_000, 10)` (10,000 cases of 10 runs), then times three steps
 //! separately: `Report::build` (rows, totals, ordering), `summary` (the terminal text) and
-//! `write_atomically` (pretty JSON to a temporary file). Each step is measured `REPS` times on
+//! `write_report` (pretty JSON to a temporary file). Each step is measured `REPS` times on
 //! fresh records and the median is printed, followed by one machine-readable `result` line that
 //! `scripts/bench.sh` parses. Record generation is not timed. Run without `--bench` (as
 //! `cargo test --benches` does), it only smoke-tests the steps on 1,000 records.
@@ -41,7 +41,7 @@ fn sample(cases: usize, runs: u32, dir: &std::path::Path) -> Sample {
 
     let path = dir.join("report.json");
     let start = Instant::now();
-    report.write_atomically(&path).expect("report written");
+    probtest::__private::write_report(&report, &path).expect("report written");
     let json = start.elapsed();
     let json_bytes = std::fs::metadata(&path).expect("report exists").len();
     std::fs::remove_file(&path).expect("report removed");

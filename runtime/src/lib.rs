@@ -278,6 +278,12 @@ pub mod __private {
         crate::model::synthetic_records(cases, runs)
     }
 
+    /// Writes `report` as the whole JSON file at `path`, as a test process writes it at exit,
+    /// for benchmarks of report writing.
+    pub fn write_report(report: &crate::Report, path: &std::path::Path) -> std::io::Result<()> {
+        crate::store::write_report(report, path)
+    }
+
     /// probtest's versions of std's assertion macros.
     pub mod assertions {
         pub use crate::harness::assertions::*;

@@ -1,7 +1,9 @@
 //! The runtime's layers import only downward: this test reads every source file under
-//! `src/<layer>/` and fails on a `crate::<layer>` path that names a layer above its own (or a
-//! sibling of its own rank), or on `store` importing `render` outside the modules that
-//! ARCHITECTURE.md's `store` row names. Inside the harness, the run context
+//! `src/<layer>/` and fails on a path that names a layer above its own (or a sibling of its own
+//! rank), written from the crate (`crate::render`) or relative to the file (`super::super::render`,
+//! resolved against the file's module path), or on `store` importing `render` outside the
+//! modules that ARCHITECTURE.md's `store` row names. The model and the plain values carry no
+//! serde: their JSON shapes are `format`'s. Inside the harness, the run context
 //! (`harness/context/`) is a leaf its features build on: it imports none of them, and nothing
 //! in the harness but the runner itself imports `harness::runner`. ARCHITECTURE.md explains the
 //! layers.
@@ -39,31 +41,6 @@ fn sources(dir: &Path, found: &mut Vec<PathBuf>) {
             found.push(path);
         }
     }
-}
-
-/// Every `crate::<name>` in the code of `text` (comments left out), with its line number.
-fn crate_paths(text: &str) -> Vec<(usize, String)> {
-    let mut paths = Vec::new();
-    for (number, line) in text.lines().enumerate() {
-        let code = line.split("//").next().unwrap_or("");
-        let mut rest = code;
-        while let Some(at) = rest.find("crate::") {
-            let after = &rest[at + "crate::".len()..];
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            let boundary = rest[..at]
-                .chars()
-                .last()
-                .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'));
-            if boundary && !name.is_empty() {
-                paths.push((number + 1, name));
-            }
-            rest = after;
-        }
-    }
-    paths
 }
 
 /// The modules of `store` that may import `render`, as ARCHITECTURE.md's `store` row names
@@ -119,7 +96,16 @@ fn check(src: &Path, store_render: &[String]) -> (Vec<String>, Vec<String>) {
                 .with_extension("")
                 .to_string_lossy()
                 .replace('\\', "/");
-            for (line, name) in crate_paths(&text) {
+            let module_path = module_of(file.strip_prefix(src).unwrap_or(&file));
+            let mut named: Vec<(usize, String)> = Vec::new();
+            for path in named_paths(&text, &module_path) {
+                let (name, line) = path[0].clone();
+                // `crate::render::{a, b}` names the layer once.
+                if !named.contains(&(line, name.clone())) {
+                    named.push((line, name));
+                }
+            }
+            for (line, name) in named {
                 let Some(theirs) = rank(&name) else { continue };
                 if layer == "store" && name == "render" && !store_render.contains(&module) {
                     violations.push(format!(
@@ -195,6 +181,155 @@ fn an_upward_import_is_caught() {
     assert!(violations.iter().any(|v| v.contains("render/x.rs:1")));
 }
 
+#[test]
+fn relative_paths_resolve_against_the_files_module() {
+    let module = ["format".to_string(), "report".to_string()];
+    let text = "use super::super::render::text;\n// super::super::harness in a comment\nfn f() {\n    self::x::y();\n    crate::types::a();\n}\nuse super::{shape, super::store::{Session, sessions}};\nlet _ = $crate::render::z;\n";
+    let paths: Vec<(Vec<String>, usize)> = named_paths(text, &module)
+        .into_iter()
+        .map(|path| {
+            let line = path[0].1;
+            (path.into_iter().map(|(name, _)| name).collect(), line)
+        })
+        .collect();
+    let expected: Vec<(Vec<&str>, usize)> = vec![
+        (vec!["render", "text"], 1),
+        (vec!["format", "report", "x", "y"], 4),
+        (vec!["types", "a"], 5),
+        (vec!["format", "shape"], 7),
+        (vec!["store", "Session"], 7),
+        (vec!["store", "sessions"], 7),
+    ];
+    let expected: Vec<(Vec<String>, usize)> = expected
+        .into_iter()
+        .map(|(path, line)| (path.into_iter().map(str::to_string).collect(), line))
+        .collect();
+    assert_eq!(paths, expected);
+    // A module's own file: `super` of `format/mod.rs` is the crate.
+    let paths = named_paths("use super::render;\n", &["format".to_string()]);
+    assert_eq!(paths, vec![vec![("render".to_string(), 1)]]);
+}
+
+#[test]
+fn a_relative_upward_import_is_caught() {
+    let root = std::env::temp_dir().join(format!("probtest-relative-{}", std::process::id()));
+    let src = root.join("src");
+    let _ = fs::remove_dir_all(&root);
+    for (layer, _) in LAYERS {
+        fs::create_dir_all(src.join(layer)).expect("layer folder");
+    }
+    fs::create_dir_all(src.join("format/shape")).expect("folder");
+    let files = [
+        (
+            "format/report.rs",
+            "use super::super::render::text;\nuse super::shape;\n",
+        ),
+        (
+            "format/shape/stats.rs",
+            "use super::super::super::{types::stats, store::Session};\nuse super::super::render;\n",
+        ),
+        (
+            "model/mod.rs",
+            "use super::types;\nfn f() { self::build::x(); super::format::y(); }\n",
+        ),
+    ];
+    for (path, text) in files {
+        fs::write(src.join(path), text).expect("written");
+    }
+    let (_, mut violations) = check(&src, &[]);
+    let _ = fs::remove_dir_all(&root);
+    violations.sort();
+    assert_eq!(violations.len(), 3, "{violations:?}");
+    assert!(
+        violations[0].contains("src/format/report.rs:1")
+            && violations[0].contains("`crate::render`"),
+        "{violations:?}"
+    );
+    assert!(
+        violations[1].contains("src/format/shape/stats.rs:1")
+            && violations[1].contains("`crate::store`"),
+        "{violations:?}"
+    );
+    assert!(
+        violations[2].contains("src/model/mod.rs:2") && violations[2].contains("`crate::format`"),
+        "{violations:?}"
+    );
+}
+
+/// Where a file of `types` or `model` uses serde: a derive, a `#[serde(...)]` attribute or a
+/// `serde` import, comments left out. Test files are left out: they read reference data.
+fn serde_in_plain_layers(src: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for layer in ["types", "model"] {
+        let mut files = Vec::new();
+        sources(&src.join(layer), &mut files);
+        files.sort();
+        for file in files {
+            let name = file_name(&file);
+            if name == "tests.rs" || name.ends_with("_tests.rs") {
+                continue;
+            }
+            let text = fs::read_to_string(&file).expect("source is readable");
+            for (number, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                let words: Vec<&str> = code.split(|c: char| !is_ident(c)).collect();
+                let uses_serde = words.iter().any(|word| {
+                    matches!(
+                        *word,
+                        "Serialize" | "Deserialize" | "Serializer" | "Deserializer"
+                    )
+                }) || code.contains("serde::")
+                    || code.contains("serde(");
+                if uses_serde {
+                    let relative = file.strip_prefix(src).unwrap_or(&file);
+                    found.push(format!("src/{}:{}", relative.display(), number + 1));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_model_and_the_plain_values_carry_no_serde() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = serde_in_plain_layers(&src);
+    assert!(
+        found.is_empty(),
+        "these use serde; a JSON shape is `format/shape/`'s (a remote shape and `shaped!`):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn serde_in_the_model_is_caught() {
+    let root = std::env::temp_dir().join(format!("probtest-serde-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&root);
+    fs::create_dir_all(root.join("types")).expect("folder");
+    fs::create_dir_all(root.join("model")).expect("folder");
+    let files = [
+        (
+            "types/status.rs",
+            "/// Serialize in a doc is fine\n#[derive(Clone, serde::Serialize)]\n#[serde(rename_all = \"lowercase\")]\npub enum Status {}\n",
+        ),
+        ("model/report.rs", "use serde::Deserialize;\nstruct Deserializing;\n"),
+        ("model/tests.rs", "use serde::Deserialize;\n"),
+    ];
+    for (path, text) in files {
+        fs::write(root.join(path), text).expect("written");
+    }
+    let found = serde_in_plain_layers(&root);
+    let _ = fs::remove_dir_all(&root);
+    assert_eq!(
+        found,
+        [
+            "src/types/status.rs:2",
+            "src/types/status.rs:3",
+            "src/model/report.rs:1"
+        ]
+    );
+}
+
 /// The one module of the harness the run context may import: the registry, for the case a run
 /// belongs to.
 const CONTEXT_MAY_IMPORT: &[&str] = &["context", "registry"];
@@ -266,10 +401,13 @@ fn paths_from(code: &[char], mut at: usize, mut prefix: Segments) -> (Vec<Segmen
     }
 }
 
-/// Every module of the harness the code of `text` names (comments left out), with its line
-/// number: through `crate::harness::<module>`, or `super::` and `self::` paths that reach it
-/// from `module`, the file's own module path.
-fn harness_modules(text: &str, module: &[String]) -> Vec<(usize, String)> {
+/// Every path the code of `text` names from the crate's root (comments left out), each segment
+/// with the line it is written on (a segment of the file's own module path: the path's line): `crate::` paths as written, and `super::` and `self::` paths resolved
+/// from `module`, the file's own module path, so that `super::super::render` in
+/// `format/report.rs` is `render`. A `super` in an inline module (a test module's
+/// `use super::*`) is resolved from the file's module, one level up: it lands in the file's own
+/// layer all the same.
+fn named_paths(text: &str, module: &[String]) -> Vec<Vec<(String, usize)>> {
     let mut code = Vec::new();
     let mut line_of = Vec::new();
     for (number, line) in text.lines().enumerate() {
@@ -305,16 +443,30 @@ fn harness_modules(text: &str, module: &[String]) -> Vec<(usize, String)> {
                 continue;
             }
         };
-        for path in paths {
-            if path.len() >= 2 && path[0].0 == "harness" {
-                let named = (line_of[path[1].1], path[1].0.clone());
-                // `runner::{self, RunState}` names the module once.
-                if !found.contains(&named) {
-                    found.push(named);
-                }
-            }
+        for path in paths.into_iter().filter(|path| !path.is_empty()) {
+            found.push(
+                path.into_iter()
+                    .map(|(name, at)| (name, line_of[at]))
+                    .collect(),
+            );
         }
         at = end.max(word_end);
+    }
+    found
+}
+
+/// Every module of the harness the code of `text` names, with its line number: through
+/// `crate::harness::<module>`, or `super::` and `self::` paths that reach it from `module`.
+fn harness_modules(text: &str, module: &[String]) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for path in named_paths(text, module) {
+        if path.len() >= 2 && path[0].0 == "harness" {
+            // `runner::{self, RunState}` names the module once.
+            let named = (path[1].1, path[1].0.clone());
+            if !found.contains(&named) {
+                found.push(named);
+            }
+        }
     }
     found
 }

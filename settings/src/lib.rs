@@ -11,10 +11,12 @@
 //!
 //! Use it through the `probtest` crate; this crate has no API of its own to promise.
 
+mod choices;
 mod docs;
 mod parse;
 pub mod table;
 
+pub use choices::*;
 pub use docs::{docs_table, DOCS_END, DOCS_START};
 pub use parse::*;
 pub use table::*;

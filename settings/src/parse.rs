@@ -131,24 +131,6 @@ pub fn parse_fraction(what: &str, text: &str) -> Result<f64, String> {
     }
 }
 
-/// One of `choices`, in any case.
-pub fn parse_choice(text: &str, choices: &[&'static str]) -> Result<&'static str, String> {
-    let wanted = text.trim().to_ascii_lowercase();
-    choices
-        .iter()
-        .find(|choice| **choice == wanted)
-        .copied()
-        .ok_or_else(|| {
-            let (last, first) = choices.split_last().unwrap_or((&"", &[]));
-            let listed = if first.is_empty() {
-                last.to_string()
-            } else {
-                format!("{} or {last}", first.join(", "))
-            };
-            format!("expected {listed}, got `{text}`")
-        })
-}
-
 /// The value as given, for paths and keys whose own checks happen where they are used.
 pub fn verbatim(text: &str) -> Result<String, String> {
     Ok(text.to_string())
@@ -172,47 +154,6 @@ pub fn parse_quantile(text: &str) -> Result<f64, String> {
 /// A rate a gate requires: a probability strictly between 0 and 1.
 pub fn parse_rate(text: &str) -> Result<f64, String> {
     parse_fraction("a rate", text)
-}
-
-/// The interval methods a user picks, as settings spell them.
-pub const METHODS: &[&str] = &["exact", "wilson", "bayes"];
-
-/// An interval method's name: one of [`METHODS`], or `clopper-pearson` for `exact`.
-pub fn parse_method(text: &str) -> Result<&'static str, String> {
-    if text.trim().eq_ignore_ascii_case("clopper-pearson") {
-        return Ok("exact");
-    }
-    parse_choice(text, METHODS)
-}
-
-/// `fail` or `pass`: what an UNDECIDED gate does to the session.
-pub fn parse_undecided(text: &str) -> Result<&'static str, String> {
-    parse_choice(text, &["fail", "pass"])
-}
-
-/// `count` or `exclude`: how errored runs enter gates.
-pub fn parse_errors(text: &str) -> Result<&'static str, String> {
-    parse_choice(text, &["count", "exclude"])
-}
-
-/// `none`, `holm`, `bonferroni` or `bh`: the comparisons' p-value adjustment. Case counts, as
-/// it always has for this setting.
-pub fn parse_adjustment(text: &str) -> Result<&'static str, String> {
-    const ADJUSTMENTS: [&str; 4] = ["none", "holm", "bonferroni", "bh"];
-    ADJUSTMENTS
-        .into_iter()
-        .find(|name| *name == text.trim())
-        .ok_or_else(|| format!("expected none, holm, bonferroni or bh, got `{text}`"))
-}
-
-/// `off`, `curtail` or `sequential`: when a gated case's remaining runs are skipped.
-pub fn parse_stop(text: &str) -> Result<&'static str, String> {
-    parse_choice(text, &["off", "curtail", "sequential"])
-}
-
-/// `record`, `replay` or `off`: what `probtest::cached` does.
-pub fn parse_cache(text: &str) -> Result<&'static str, String> {
-    parse_choice(text, &["record", "replay", "off"])
 }
 
 /// The two positive numbers `a, b` of a Beta(a, b) prior.

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::choices::*;
 use crate::parse::*;
 use crate::{Phase, Row, Setting};
 
@@ -55,8 +56,8 @@ pub const GATE_ITEMS: Setting<bool> = Setting::new(
     "`1` (default) or `0`: a test item per gated case, `<case>::verdict`, that passes or fails with its gate's verdict, so that libtest's failure list, nextest's JUnit and rerun-failed tools name a failed gate",
     parse_switch,
 );
-/// `PROB_METHOD`: one of [`METHODS`].
-pub const METHOD: Setting<&'static str> = Setting::new(
+/// `PROB_METHOD`.
+pub const METHOD: Setting<Method> = Setting::new(
     "PROB_METHOD",
     Some("method"),
     Phase::Run,
@@ -96,7 +97,7 @@ pub const MIN_RATE: Setting<f64> = Setting::new(
     parse_rate,
 );
 /// `PROB_UNDECIDED`: `fail` or `pass`.
-pub const UNDECIDED: Setting<&'static str> = Setting::new(
+pub const UNDECIDED: Setting<Undecided> = Setting::new(
     "PROB_UNDECIDED",
     Some("undecided"),
     Phase::Run,
@@ -104,7 +105,7 @@ pub const UNDECIDED: Setting<&'static str> = Setting::new(
     parse_undecided,
 );
 /// `PROB_ERRORS`: `count` or `exclude`.
-pub const ERRORS: Setting<&'static str> = Setting::new(
+pub const ERRORS: Setting<Errors> = Setting::new(
     "PROB_ERRORS",
     Some("errors"),
     Phase::Run,
@@ -176,7 +177,7 @@ pub const COMPARE: Setting<String> = Setting::new(
     trimmed,
 );
 /// `PROB_ADJUST`.
-pub const ADJUST: Setting<&'static str> = Setting::new(
+pub const ADJUST: Setting<Adjustment> = Setting::new(
     "PROB_ADJUST",
     Some("adjust"),
     Phase::Run,
@@ -200,7 +201,7 @@ pub const MARGIN: Setting<f64> = Setting::new(
     parse_margin,
 );
 /// `PROB_STOP`.
-pub const STOP: Setting<&'static str> = Setting::new(
+pub const STOP: Setting<Stop> = Setting::new(
     "PROB_STOP",
     Some("stop"),
     Phase::Run,
@@ -280,7 +281,7 @@ pub const LIMIT_PER_MINUTE: Setting<u32> = Setting::new(
     parse_limit,
 );
 /// `PROB_CACHE`.
-pub const CACHE: Setting<&'static str> = Setting::new(
+pub const CACHE: Setting<Cache> = Setting::new(
     "PROB_CACHE",
     Some("cache"),
     Phase::Run,

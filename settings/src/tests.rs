@@ -43,9 +43,10 @@ fn parsers_name_the_value_they_refuse() {
         parse_fraction("a rate", "90"),
         Err("expected a rate strictly between 0 and 1, got `90`; did you mean 0.9?".to_string())
     );
-    assert_eq!(parse_choice("PASS", &["fail", "pass"]), Ok("pass"));
+    assert_eq!(parse_choice("PASS", &[("fail", 0), ("pass", 1)]), Ok(1));
+    assert_eq!(parse_undecided(" Pass "), Ok(Undecided::Pass));
     assert_eq!(
-        parse_choice("maybe", &["fail", "pass"]),
+        parse_choice("maybe", &[("fail", 0), ("pass", 1)]),
         Err("expected fail or pass, got `maybe`".to_string())
     );
 }
@@ -172,7 +173,7 @@ fn every_row_refuses_what_its_parser_refuses() {
     }
     assert_eq!(
         METHOD.resolve(&|_: &str| Some("Clopper-Pearson".into()), &[]),
-        Ok(Some("exact"))
+        Ok(Some(Method::Exact))
     );
     assert_eq!(
         parse_margin("5"),
@@ -181,6 +182,38 @@ fn every_row_refuses_what_its_parser_refuses() {
     assert_eq!(
         parse_metrics("pass^3, ,pass@5"),
         Ok(vec![PassK::All(3), PassK::Any(5)])
+    );
+}
+
+#[test]
+fn a_row_of_names_reads_into_its_value() {
+    let env = |name: &str| {
+        Some(
+            match name {
+                "PROB_METHOD" => "Wilson",
+                "PROB_UNDECIDED" => "pass",
+                "PROB_ERRORS" => "EXCLUDE",
+                "PROB_ADJUST" => "bh",
+                "PROB_STOP" => " sequential ",
+                _ => "replay",
+            }
+            .to_string(),
+        )
+    };
+    assert_eq!(METHOD.resolve(&env, &[]), Ok(Some(Method::Wilson)));
+    assert_eq!(UNDECIDED.resolve(&env, &[]), Ok(Some(Undecided::Pass)));
+    assert_eq!(ERRORS.resolve(&env, &[]), Ok(Some(Errors::Exclude)));
+    assert_eq!(ADJUST.resolve(&env, &[]), Ok(Some(Adjustment::Bh)));
+    assert_eq!(STOP.resolve(&env, &[]), Ok(Some(Stop::Sequential)));
+    assert_eq!(CACHE.resolve(&env, &[]), Ok(Some(Cache::Replay)));
+    let none = |_: &str| None;
+    assert_eq!(
+        ERRORS.resolve(&none, &[("errors", "drop")]),
+        Err("config `errors`: expected count or exclude, got `drop`".to_string())
+    );
+    assert_eq!(
+        CACHE.resolve(&none, &[("cache", "tape")]),
+        Err("config `cache`: expected record, replay or off, got `tape`".to_string())
     );
 }
 

@@ -1,5 +1,6 @@
-//! Every on-disk JSON shape, each owned by one module: the report ([`report`]), the session
-//! store's lines ([`store_lines`]), and the reading of the peer's reports. serde reads them and
+//! Every on-disk JSON shape, each owned by one module: the report ([`report`], its values'
+//! shapes in `shape`), the session store's lines ([`store_lines`]) and small files
+//! ([`store_files`]), and the reading of the peer's reports. serde reads them and
 //! is the oracle of the fast writers that every run calls.
 //!
 //! Layer: format. May import `crate::types` and `crate::model`; never `render`, `store` or
@@ -13,6 +14,7 @@ mod explanation_tests;
 pub(crate) mod peer;
 pub(crate) mod report;
 mod shape;
+pub(crate) mod store_files;
 pub(crate) mod store_lines;
 #[cfg(test)]
 mod tests;

@@ -383,7 +383,7 @@ struct ReportView<'a> {
 }
 
 /// The whole report file: pretty JSON and a newline, with the texts of `texts` when there are
-/// any. `Report::write_atomically` writes it, and a live report's rebuild when it is final.
+/// any. `store::write_report` writes it, and a live report's rebuild when it is final.
 pub(crate) fn whole(report: &Report, texts: Option<&Explanations>) -> io::Result<String> {
     let mut text = match texts {
         None => serde_json::to_string_pretty(report),

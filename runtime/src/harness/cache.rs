@@ -9,31 +9,13 @@ use std::sync::{Arc, OnceLock};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use probtest_settings::CACHE;
+// What `cached` does: the value of `PROB_CACHE`, as the table reads it.
+use probtest_settings::{Cache as Mode, CACHE};
 
 use crate::harness::accounting::{RecordError, RunHandle};
 use crate::harness::context::{self, capture::capturing, RunState};
 use crate::harness::{recorder, registry};
-use crate::store::cache::{self as cassette, Entry, Place};
-
-/// What `cached` does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
-    Off,
-    Record,
-    Replay,
-}
-
-impl Mode {
-    /// The mode of a name the table's parser of `PROB_CACHE` returns.
-    fn named(name: &str) -> Mode {
-        match name {
-            "record" => Mode::Record,
-            "replay" => Mode::Replay,
-            _ => Mode::Off,
-        }
-    }
-}
+use crate::store::cache::{self as cassette, CacheEntry, Place};
 
 /// `PROB_CACHE`, else the config's `cache`, else off; read once per process.
 fn mode() -> &'static Result<Mode, String> {
@@ -45,7 +27,7 @@ fn mode() -> &'static Result<Mode, String> {
             .iter()
             .next()
             .map_or(&[][..], |bench| bench.config.entries);
-        Ok(CACHE.resolve(&env, entries)?.map_or(Mode::Off, Mode::named))
+        Ok(CACHE.resolve(&env, entries)?.unwrap_or(Mode::Off))
     })
 }
 
@@ -136,7 +118,7 @@ where
             let stored = serde_json::to_value(&value).unwrap_or_else(|error| {
                 panic!("probtest::cached(\"{key}\"): the value cannot be stored: {error}")
             });
-            let entry = Entry {
+            let entry = CacheEntry {
                 key: key.to_string(),
                 value: stored,
                 usage,
@@ -177,7 +159,7 @@ mod tests {
     use super::*;
 
     fn parse_mode(source: &str, text: &str) -> Result<Mode, String> {
-        CACHE.parse_from(source, text).map(Mode::named)
+        CACHE.parse_from(source, text)
     }
 
     #[test]

@@ -12,24 +12,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
-use crate::types::usage::TokenUsage;
-
-/// One recorded call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Entry {
-    /// The key as given, to check it against the file's name, which is cleaned.
-    pub(crate) key: String,
-    pub(crate) value: Value,
-    /// The usage the call recorded.
-    #[serde(default)]
-    pub(crate) usage: Vec<TokenUsage>,
-    /// The cost the call recorded apart from its usage's.
-    #[serde(default)]
-    pub(crate) cost: f64,
-}
+pub(crate) use crate::format::store_files::CacheEntry;
 
 /// Which run of which case a value belongs to.
 pub(crate) struct Place<'a> {
@@ -69,7 +52,7 @@ pub(crate) fn entry_path(cache_dir: &Path, place: &Place<'_>, key: &str) -> Path
 }
 
 /// Stores `entry`, replacing what was recorded under its key before.
-pub(crate) fn write(path: &Path, entry: &Entry) -> io::Result<()> {
+pub(crate) fn write(path: &Path, entry: &CacheEntry) -> io::Result<()> {
     let bytes = serde_json::to_vec_pretty(entry).map_err(io::Error::other)?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|error| super::in_file(parent, error))?;
@@ -78,13 +61,13 @@ pub(crate) fn write(path: &Path, entry: &Entry) -> io::Result<()> {
 }
 
 /// The entry at `path`: `None` when nothing was recorded there under `key`.
-pub(crate) fn read(path: &Path, key: &str) -> io::Result<Option<Entry>> {
+pub(crate) fn read(path: &Path, key: &str) -> io::Result<Option<CacheEntry>> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(super::in_file(path, error)),
     };
-    let entry: Entry = serde_json::from_slice(&bytes)
+    let entry: CacheEntry = serde_json::from_slice(&bytes)
         .map_err(|error| super::in_file(path, io::Error::new(io::ErrorKind::InvalidData, error)))?;
     Ok((entry.key == key).then_some(entry))
 }
@@ -92,6 +75,7 @@ pub(crate) fn read(path: &Path, key: &str) -> io::Result<Option<Entry>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::usage::TokenUsage;
 
     #[test]
     fn values_are_read_back_under_their_key_only() {
@@ -105,7 +89,7 @@ mod tests {
         let path = entry_path(&dir, &place, "answer");
         assert!(path.ends_with("run3/answer.json"), "{}", path.display());
         assert_eq!(read(&path, "answer").expect("read"), None);
-        let entry = Entry {
+        let entry = CacheEntry {
             key: "answer".to_string(),
             value: serde_json::json!({"label": "refund"}),
             usage: vec![TokenUsage {

@@ -59,15 +59,14 @@ mod tests {
         let mut config = StatsConfig::default();
         assert!(baseline_report(&config).is_none());
         let baseline = dir.join("baseline.json");
-        crate::model::tests::build(vec![crate::model::tests::record(
+        let report = crate::model::tests::build(vec![crate::model::tests::record(
             "a::b",
             1,
             crate::types::status::Outcome::Pass,
             0.0,
             vec![],
-        )])
-        .write_atomically(&baseline)
-        .expect("written");
+        )]);
+        crate::store::write_report(&report, &baseline).expect("written");
         config.baseline = Some(baseline.to_string_lossy().into_owned());
         let read = baseline_report(&config).expect("the baseline");
         assert_eq!(read.rows[0].info.case, "a::b");

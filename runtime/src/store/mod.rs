@@ -79,6 +79,7 @@ pub use key::sanitize_key;
 pub(crate) use key::session_key;
 #[cfg(feature = "_cli")]
 pub use reconcile::Executed;
+pub use report_file::write_report;
 pub(crate) use session_dir::unrecorded_warning;
 pub use session_dir::{Session, SessionData};
 pub(crate) use sessions::finish_pruning;

@@ -9,15 +9,13 @@ use std::path::Path;
 
 use crate::model::Report;
 
-impl Report {
-    /// Writes the report as pretty JSON: parent directories created, a temporary file renamed
-    /// into place so that readers never see half a report; through a symlink to its target;
-    /// straight into a character device or a FIFO. A directory, a socket or a block device at
-    /// `path` is an error naming it. With `PROB_EXPLAIN` on, rows, gates, aggregates, metrics
-    /// and comparisons carry their `explanation`.
-    pub fn write_atomically(&self, path: &Path) -> io::Result<()> {
-        let explanations = crate::render::explained::explanations(self);
-        let text = crate::format::report::whole(self, explanations.as_ref())?;
-        crate::store::atomic::write_atomically(path, text.as_bytes())
-    }
+/// Writes `report` as pretty JSON: parent directories created, a temporary file renamed into
+/// place so that readers never see half a report; through a symlink to its target; straight
+/// into a character device or a FIFO. A directory, a socket or a block device at `path` is an
+/// error naming it. With `PROB_EXPLAIN` on, rows, gates, aggregates, metrics and comparisons
+/// carry their `explanation`.
+pub fn write_report(report: &Report, path: &Path) -> io::Result<()> {
+    let explanations = crate::render::explained::explanations(report);
+    let text = crate::format::report::whole(report, explanations.as_ref())?;
+    crate::store::atomic::write_atomically(path, text.as_bytes())
 }

@@ -9,8 +9,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
+use crate::format::store_files::SessionFile;
 use crate::format::store_lines::Line;
 use crate::model::record::died_record;
 use crate::model::{CaseInfo, Record, Report};
@@ -25,13 +24,6 @@ use crate::types::stats::StatsConfig;
 /// Sessions kept in the store; older ones are pruned when a new one starts and there are a
 /// quarter more than this.
 pub const KEEP_SESSIONS: usize = 20;
-
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct SessionFile {
-    pub(super) key: String,
-    /// Nanoseconds since the Unix epoch; orders sessions for pruning and for "latest".
-    pub(super) started: u128,
-}
 
 /// One session's directory in the store.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,7 +109,7 @@ impl Session {
     }
 
     /// The most recently started session under `sessions_dir`.
-    #[cfg(feature = "_cli")]
+    #[cfg(any(test, feature = "_cli"))]
     pub fn latest(sessions_dir: &Path) -> io::Result<Option<Session>> {
         Ok(Session::list(sessions_dir)?.into_iter().next())
     }

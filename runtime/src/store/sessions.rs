@@ -7,7 +7,8 @@ use std::io;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
-use crate::store::session_dir::{Session, SessionFile, KEEP_SESSIONS};
+use crate::format::store_files::SessionFile;
+use crate::store::session_dir::{Session, KEEP_SESSIONS};
 
 pub(super) fn list_sessions(sessions_dir: &Path) -> io::Result<Vec<(u128, Session)>> {
     let entries = match fs::read_dir(sessions_dir) {

@@ -1,10 +1,7 @@
 //! Run classes and row statuses: how a run ended, and the verdict word for a case's runs.
 
-use serde::{Deserialize, Serialize};
-
 /// How one run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Outcome {
     /// The function returned `()` or `Ok(())`.
     Pass,
@@ -31,8 +28,7 @@ impl Outcome {
 }
 
 /// The verdict on a case, derived from its runs' outcomes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     /// Every run passed.
     Pass,
@@ -104,34 +100,6 @@ pub fn status_text(passes: u64, fails: u64, errors: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_are_the_serialized_spellings() {
-        for outcome in [
-            Outcome::Pass,
-            Outcome::Fail,
-            Outcome::Error,
-            Outcome::Stopped,
-        ] {
-            assert_eq!(
-                serde_json::to_string(&outcome).expect("serde writes it"),
-                format!("\"{}\"", outcome.name())
-            );
-        }
-        let statuses = [
-            Status::Pass,
-            Status::Flaky,
-            Status::Errored,
-            Status::Fail,
-            Status::Error,
-        ];
-        for status in statuses {
-            assert_eq!(
-                serde_json::to_string(&status).expect("serde writes it"),
-                format!("\"{}\"", status.name())
-            );
-        }
-    }
 
     #[test]
     fn all_seven_combinations_render_distinctly() {

@@ -3,8 +3,6 @@
 //!
 //! Layer: types (pure). Imports nothing from the crate.
 
-use serde::{Deserialize, Serialize};
-
 use crate::types::sum::{is_saturated, saturating_add};
 
 /// Token accounting for one model's calls within a run.
@@ -21,8 +19,7 @@ use crate::types::sum::{is_saturated, saturating_add};
 /// };
 /// assert_eq!(usage.cached_input_tokens, 0);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenUsage {
     /// The model's name; entries aggregate by it.
     pub model: String,
@@ -37,7 +34,7 @@ pub struct TokenUsage {
 }
 
 /// Aggregated token usage of one model.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct UsageTotals {
     /// Tokens sent to the model.
     pub input_tokens: u64,

@@ -1,5 +1,6 @@
-//! The JSON shape of every model type that a report, a store file or the CLI writes or reads:
-//! serde's derived shape of each, kept here so that the model stays plain data. Each shape
+//! The JSON shape of every model and `types` value that a report, a store file or the CLI
+//! writes or reads: serde's derived shape of each, kept here so that the model and the plain
+//! values (`stats`, `values`) stay plain data, with no serde of their own. Each shape
 //! names its model type (`#[serde(remote = ...)]`), and [`shaped!`] gives the model type
 //! `Serialize` and `Deserialize` through it, so that nested values and `serde_json` calls on
 //! model types work as if the model derived them. A shape that reads checks at compile time
@@ -36,3 +37,7 @@ mod case;
 mod planning;
 mod record;
 mod report;
+mod stats;
+#[cfg(test)]
+mod tests;
+mod values;

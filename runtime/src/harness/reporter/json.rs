@@ -43,7 +43,7 @@ impl Sink for Json {
         let path = self.file.path();
         let written = match self.written.take() {
             Some(written) => written,
-            None => report.write_atomically(path),
+            None => crate::store::write_report(report, path),
         };
         written.map_err(|error| self.file.failed("report", &error))
     }

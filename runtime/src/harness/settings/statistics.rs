@@ -9,9 +9,7 @@ use std::path::Path;
 use probtest_settings as table;
 
 use crate::harness::registry::Config;
-use crate::types::stats::paired::Adjustment;
-use crate::types::stats::stopping::StopMode;
-use crate::types::stats::{ErrorPolicy, Method, Metric, Prior, StatsConfig, Undecided};
+use crate::types::stats::{Metric, Prior, StatsConfig};
 
 /// The statistics settings: each from its environment variable, else the config (under the
 /// key the table gives it), else the default. A bad value is an error naming where it came
@@ -22,8 +20,8 @@ pub(super) fn resolve_stats(
 ) -> Result<StatsConfig, String> {
     let entries = config.entries;
     let mut stats = StatsConfig::default();
-    if let Some(name) = table::METHOD.resolve(env, entries)? {
-        stats.interval.method = name.parse::<Method>()?;
+    if let Some(method) = table::METHOD.resolve(env, entries)? {
+        stats.interval.method = method.into();
     }
     if let Some(level) = table::CONFIDENCE.resolve(env, entries)? {
         stats.interval.level = level;
@@ -37,19 +35,11 @@ pub(super) fn resolve_stats(
     if let Some(rate) = table::MIN_RATE.resolve(env, entries)? {
         stats.min_rate = Some(rate);
     }
-    if let Some(name) = table::UNDECIDED.resolve(env, entries)? {
-        stats.undecided = if name == "pass" {
-            Undecided::Pass
-        } else {
-            Undecided::Fail
-        };
+    if let Some(undecided) = table::UNDECIDED.resolve(env, entries)? {
+        stats.undecided = undecided.into();
     }
-    if let Some(name) = table::ERRORS.resolve(env, entries)? {
-        stats.errors = if name == "exclude" {
-            ErrorPolicy::Exclude
-        } else {
-            ErrorPolicy::Count
-        };
+    if let Some(errors) = table::ERRORS.resolve(env, entries)? {
+        stats.errors = errors.into();
     }
     if let Some(metrics) = table::METRIC.resolve(env, entries)? {
         stats.metrics = metrics.into_iter().map(Metric::from).collect();
@@ -75,11 +65,11 @@ pub(super) fn resolve_stats(
     if let Some(axis) = table::COMPARE.resolve(env, entries)? {
         stats.compare = Some(axis).filter(|axis| !axis.is_empty());
     }
-    if let Some(name) = table::ADJUST.resolve(env, entries)? {
-        stats.adjust = Adjustment::parse(name)?;
+    if let Some(adjustment) = table::ADJUST.resolve(env, entries)? {
+        stats.adjust = adjustment.into();
     }
-    if let Some(name) = table::STOP.resolve(env, entries)? {
-        stats.stop = StopMode::parse(name)?;
+    if let Some(stop) = table::STOP.resolve(env, entries)? {
+        stats.stop = stop.into();
     }
     stats.margin = table::MARGIN.resolve(env, entries)?;
     if let Some(path) = table::BASELINE.resolve(env, entries)? {

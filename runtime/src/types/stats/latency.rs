@@ -4,8 +4,6 @@
 //! (`stats.quantile_ranks`, `quantile_coverage`, `quantile_min_n`, `sample_quantile`), so the
 //! two give the same ranks, bounds and verdicts on the same times.
 
-use serde::{Deserialize, Serialize};
-
 use crate::types::stats::quantile::regularized_beta;
 use crate::types::stats::Verdict;
 
@@ -161,31 +159,23 @@ pub fn parse_quantile(text: &str) -> Result<f64, String> {
     probtest_settings::parse_quantile(text)
 }
 
-/// Whether `quantile` is the default, which reports leave out.
-pub(crate) fn is_default_quantile(quantile: &f64) -> bool {
-    *quantile == default_quantile()
-}
-
 /// A case's latency settings as `#[probability(latency_quantile = 0.99, max_latency = "2s")]`
 /// writes them: what is left out falls back to the session's (`PROB_LATENCY_QUANTILE`, the
 /// gate's level).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LatencySpec {
     /// The quantile of run times reported; none: the session's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantile: Option<f64>,
     /// The latency gate's limit in seconds; none: no latency gate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_latency: Option<f64>,
     /// The latency gate's own confidence level, when the attribute sets one without a rate
     /// gate (with one, the rate gate's `confidence` serves both).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<f64>,
 }
 
 /// The order-statistic interval on a latency quantile, as pytest-probability's report writes
 /// it (`ci` of a row's `latency`): a missing bound (`null`) is open on its side.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LatencyInterval {
     /// Always `"order-statistic"`.
     pub method: String,
@@ -203,7 +193,7 @@ pub struct LatencyInterval {
 
 /// A case's latency quantile over its timed runs, with its interval and, for a latency gate,
 /// the verdict: a row's `latency` in the report, under pytest-probability's field names.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LatencyResult {
     /// The quantile reported (0.95: p95).
     pub quantile: f64,

@@ -10,8 +10,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
-
 pub mod cluster;
 pub mod latency;
 pub mod paired;
@@ -26,8 +24,7 @@ use quantile::{beta_quantile, normal_quantile};
 pub(crate) use sort::sort_total;
 
 /// How an interval on a pass probability is computed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Method {
     /// Clopper-Pearson: exact, never narrower than it should be. The default.
     #[default]
@@ -64,18 +61,24 @@ impl FromStr for Method {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Method, String> {
-        // The settings table's parser, so that the attribute, the variable and the config
-        // accept the same names; it returns one of these.
-        match probtest_settings::parse_method(text)? {
-            "wilson" => Ok(Method::Wilson),
-            "bayes" => Ok(Method::Bayes),
-            _ => Ok(Method::Exact),
+        // The settings table's parser, so that the variable and the config accept the same
+        // names.
+        probtest_settings::parse_method(text).map(Method::from)
+    }
+}
+
+impl From<probtest_settings::Method> for Method {
+    fn from(method: probtest_settings::Method) -> Method {
+        match method {
+            probtest_settings::Method::Exact => Method::Exact,
+            probtest_settings::Method::Wilson => Method::Wilson,
+            probtest_settings::Method::Bayes => Method::Bayes,
         }
     }
 }
 
 /// The Beta(a, b) prior of the Bayes method.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Prior {
     /// Prior successes plus one: `a` in Beta(a, b).
     pub a: f64,
@@ -90,7 +93,7 @@ impl Default for Prior {
 }
 
 /// How to compute an interval: method, confidence level and, for Bayes, the prior.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct IntervalSpec {
     /// The method.
     pub method: Method,
@@ -111,7 +114,7 @@ impl Default for IntervalSpec {
 }
 
 /// An interval on a pass probability.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Interval {
     /// How it was computed.
     pub method: Method,
@@ -220,8 +223,7 @@ pub(crate) fn percent_text(level: f64) -> String {
 }
 
 /// What an UNDECIDED gate means for the session's exit status (`PROB_UNDECIDED`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Undecided {
     /// An undecided gate fails the session: not enough evidence is not a pass. The default.
     #[default]
@@ -230,9 +232,17 @@ pub enum Undecided {
     Pass,
 }
 
+impl From<probtest_settings::Undecided> for Undecided {
+    fn from(undecided: probtest_settings::Undecided) -> Undecided {
+        match undecided {
+            probtest_settings::Undecided::Fail => Undecided::Fail,
+            probtest_settings::Undecided::Pass => Undecided::Pass,
+        }
+    }
+}
+
 /// How errored runs enter a gate's sample (config `errors`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ErrorPolicy {
     /// Errors are non-passes in the sample, and an errored run still fails. The default.
     #[default]
@@ -241,8 +251,17 @@ pub enum ErrorPolicy {
     Exclude,
 }
 
+impl From<probtest_settings::Errors> for ErrorPolicy {
+    fn from(errors: probtest_settings::Errors) -> ErrorPolicy {
+        match errors {
+            probtest_settings::Errors::Count => ErrorPolicy::Count,
+            probtest_settings::Errors::Exclude => ErrorPolicy::Exclude,
+        }
+    }
+}
+
 /// A metric over a case's runs (`PROB_METRIC=pass^3,pass@5`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Metric {
     /// pass^k: the chance that k runs all pass.
     PassAll(u64),
@@ -290,11 +309,9 @@ impl From<probtest_settings::PassK> for Metric {
 }
 
 /// Every statistics setting of a session; the report keeps them as `stats_config`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StatsConfig {
     /// Method, level and prior of every row's interval and of gates without their own.
-    #[serde(flatten)]
     pub interval: IntervalSpec,
     /// Whether the summary shows the interval column (`PROB_INTERVALS`, config `intervals`).
     pub intervals: bool,
@@ -316,27 +333,18 @@ pub struct StatsConfig {
     /// (`PROB_MIN_INPUTS`).
     pub min_inputs: u64,
     /// The argument whose values are compared in every function that has it (`PROB_COMPARE`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub compare: Option<String>,
     /// How comparisons' p-values are adjusted for their number (`PROB_ADJUST`).
     pub adjust: paired::Adjustment,
     /// An earlier report to compare every function with (`PROB_BASELINE`), resolved.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
     /// The drop from the baseline that fails a function (`PROB_MARGIN`); none: report only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub margin: Option<f64>,
     /// Early stopping (`PROB_STOP`); left out of reports that stop nothing.
-    #[serde(skip_serializing_if = "stopping::StopMode::is_off")]
     pub stop: stopping::StopMode,
     /// Whether the summary shows each case's latency quantile (`PROB_LATENCY`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub latency: bool,
     /// The latency quantile of cases whose attribute sets none (`PROB_LATENCY_QUANTILE`).
-    #[serde(
-        default = "latency::default_quantile",
-        skip_serializing_if = "latency::is_default_quantile"
-    )]
     pub latency_quantile: f64,
 }
 
@@ -365,8 +373,7 @@ impl Default for StatsConfig {
 }
 
 /// A gate's rule.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "rule", content = "bar", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Rule {
     /// PASS when the whole interval lies above the bar, FAIL when it lies wholly below,
     /// UNDECIDED when it straddles the bar.
@@ -377,10 +384,9 @@ pub enum Rule {
 
 /// A case's own gate, as `#[probability(min_rate = .., confidence = ..)]` writes it: overrides
 /// left out fall back to the session's settings.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GateSpec {
     /// The rule and its bar.
-    #[serde(flatten)]
     pub rule: Rule,
     /// The gate's own method, if any.
     pub method: Option<Method>,
@@ -392,25 +398,20 @@ pub struct GateSpec {
 
 /// A gate's verdict. The report spells it in lower case, as pytest-probability does (the
 /// terminal upper-cases it); reports of schema 1 spelled it in upper case and still read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// The evidence clears the bar.
-    #[serde(alias = "PASS")]
     Pass,
     /// The evidence is below the bar.
-    #[serde(alias = "FAIL")]
     Fail,
     /// The interval straddles the bar: more runs would settle it.
-    #[serde(alias = "UNDECIDED")]
     Undecided,
 }
 
 /// A gate applied to a case's runs.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GateResult {
     /// The rule and its bar.
-    #[serde(flatten)]
     pub rule: Rule,
     /// The interval settings the gate used.
     pub method: Method,

@@ -250,8 +250,7 @@ pub fn sign_flip(differences: &[(i128, i128)], resamples: u64, seed: u64) -> (f6
 }
 
 /// How p-values are adjusted for making several comparisons (`PROB_ADJUST`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Adjustment {
     /// Unchanged: exploratory.
     #[default]
@@ -277,11 +276,17 @@ impl Adjustment {
 
     /// Parses `none`, `holm`, `bonferroni` or `bh`.
     pub fn parse(text: &str) -> Result<Adjustment, String> {
-        match probtest_settings::parse_adjustment(text)? {
-            "holm" => Ok(Adjustment::Holm),
-            "bonferroni" => Ok(Adjustment::Bonferroni),
-            "bh" => Ok(Adjustment::Bh),
-            _ => Ok(Adjustment::None),
+        probtest_settings::parse_adjustment(text).map(Adjustment::from)
+    }
+}
+
+impl From<probtest_settings::Adjustment> for Adjustment {
+    fn from(adjustment: probtest_settings::Adjustment) -> Adjustment {
+        match adjustment {
+            probtest_settings::Adjustment::None => Adjustment::None,
+            probtest_settings::Adjustment::Holm => Adjustment::Holm,
+            probtest_settings::Adjustment::Bonferroni => Adjustment::Bonferroni,
+            probtest_settings::Adjustment::Bh => Adjustment::Bh,
         }
     }
 }

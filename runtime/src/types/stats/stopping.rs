@@ -9,14 +9,11 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
-
 use super::sequence::{monotone_level, SEQUENCE_PRIOR};
 use super::{ErrorPolicy, GateSpec, Method, Prior, Rule, StatsConfig, Verdict};
 
 /// Early stopping, from `PROB_STOP` (config `stop`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum StopMode {
     /// Every run runs. The default.
     #[default]
@@ -40,16 +37,22 @@ impl StopMode {
 
     /// Parses `off`, `curtail` or `sequential`.
     pub fn parse(text: &str) -> Result<StopMode, String> {
-        match probtest_settings::parse_stop(text)? {
-            "curtail" => Ok(StopMode::Curtail),
-            "sequential" => Ok(StopMode::Sequential),
-            _ => Ok(StopMode::Off),
-        }
+        probtest_settings::parse_stop(text).map(StopMode::from)
     }
 
     /// Whether the mode is `off`, for leaving it out of reports that do not stop.
     pub fn is_off(&self) -> bool {
         *self == StopMode::Off
+    }
+}
+
+impl From<probtest_settings::Stop> for StopMode {
+    fn from(stop: probtest_settings::Stop) -> StopMode {
+        match stop {
+            probtest_settings::Stop::Off => StopMode::Off,
+            probtest_settings::Stop::Curtail => StopMode::Curtail,
+            probtest_settings::Stop::Sequential => StopMode::Sequential,
+        }
     }
 }
 

@@ -1,5 +1,5 @@
-//! The doctor's preload library seen from Rust code: this test binary runs itself again, under
-//! the library, as a probe printing what its process sees (`SystemTime::now()` twice 50 ms
+//! The doctor's preload library seen from Rust code: the crate's test binary runs itself again
+//! (its `probe` test alone) under the very file `library()` writes, as a probe printing what its process sees (`SystemTime::now()` twice 50 ms
 //! apart, a `HashSet`'s iteration order, a `RandomState` hash: std's keys come from
 //! `getrandom`, the time between two `Instant` reads, connections out and over loopback), and the
 //! tests check that the doctor's variables pin those: one seed, one order; another seed, another
@@ -8,23 +8,18 @@
 //! spaces clock reads; a blocked network refuses outward connections, keeps loopback, and logs
 //! what it refused; a malformed value is named on stderr and changes nothing.
 
-#![cfg(probtest_preload)]
-
-// The module itself, so that the probe runs under the very file `library()` writes and is
-// accepted by `applies_to`; its unit tests come along and run here too.
-#[allow(dead_code)]
-#[path = "../src/doctor/preload.rs"]
-mod preload;
-
 use std::collections::hash_map::RandomState;
 use std::collections::HashSet;
 use std::hash::BuildHasher;
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use preload::{ENV_LOG, ENV_NET, ENV_SEED, ENV_SEED_SCOPE, ENV_TICK_MS, ENV_TIME, ENV_TIME_FROZEN};
+use super::{
+    applies_to, library as write_library, ENV_LOG, ENV_NET, ENV_SEED, ENV_SEED_SCOPE, ENV_TICK_MS,
+    ENV_TIME, ENV_TIME_FROZEN,
+};
 
 /// Every variable of the library: none is inherited by a probe.
 const ALL_VARIABLES: [&str; 7] = [
@@ -101,18 +96,30 @@ struct Seen {
     stderr: String,
 }
 
+/// Beside the test binary, in the target directory: scratch that `cargo clean` removes.
+fn scratch() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary");
+    exe.parent().expect("its directory").join("preload-probe")
+}
+
 fn library() -> PathBuf {
-    let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("preload");
-    preload::library(&target_dir).expect("the preload library is written")
+    write_library(&scratch()).expect("the preload library is written")
+}
+
+/// The probe's name as libtest lists it: its module path without the crate's name.
+fn probe_name() -> String {
+    let module = module_path!();
+    let module = module.split_once("::").map_or(module, |(_, rest)| rest);
+    format!("{module}::probe")
 }
 
 /// Runs the probe under the library with `env` (and none of the doctor's other variables).
 fn probe_with(env: &[(&str, &str)]) -> Seen {
     let exe = std::env::current_exe().expect("the test binary");
-    assert_eq!(preload::applies_to(&exe), Ok(()));
+    assert_eq!(applies_to(&exe), Ok(()));
     let mut command = Command::new(&exe);
     command
-        .args(["--exact", "probe", "--nocapture", "--test-threads=1"])
+        .args(["--exact", &probe_name(), "--nocapture", "--test-threads=1"])
         .env(PROBE, "1")
         .env("LD_PRELOAD", library());
     for name in ALL_VARIABLES {
@@ -153,8 +160,9 @@ fn probe_with(env: &[(&str, &str)]) -> Seen {
 
 /// A fresh path for the library's log.
 fn log_path(name: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("preload-log-{name}-{}", std::process::id()));
+    let dir = scratch();
+    std::fs::create_dir_all(&dir).expect("the scratch directory");
+    let path = dir.join(format!("preload-log-{name}-{}", std::process::id()));
     let _ = std::fs::remove_file(&path);
     path
 }

@@ -233,6 +233,9 @@ fn in_file(path: &Path, error: io::Error) -> io::Error {
     io::Error::new(error.kind(), format!("{}: {error}", path.display()))
 }
 
+#[cfg(all(test, probtest_preload))]
+mod probe_tests;
+
 #[cfg(test)]
 mod tests {
     use super::*;
