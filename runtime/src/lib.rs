@@ -185,6 +185,16 @@
 //! start and end patch it in place, so the cost of a run does not grow with the session. It has
 //! `schema`, `created`, `runs`, `exit_status`, `totals`, `rows[]` with the raw pass/fail/error counts of each case, and `records[]` with every run's outcome,
 //! message, location, time, cost and usage.
+//!
+//! A failed or errored run's message is kept whole, every line of it (an `assert_eq!`'s `left:`
+//! and `right:` lines are the wrong answer), up to 4 KiB and 40 lines, after which
+//! `… (N more bytes)` says how much was left out. Secrets are redacted to `[redacted]` before it
+//! is stored: the values (8 characters or more) of environment variables whose names contain
+//! `KEY`, `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL` or `AUTH`; the value of an
+//! `Authorization:`, `Proxy-Authorization:`, `api-key:` or `x-api-key:` line; what follows
+//! `Bearer ` or `Basic `; and keys shaped like `sk-…`, `ghp_…`, `xoxb-…` or `AKIA…`. The
+//! summary, HTML, Markdown and JUnit show ids, messages and model names with control characters
+//! and bidirectional overrides escaped (`\u{1b}`).
 
 extern crate self as probtest;
 
@@ -298,14 +308,14 @@ pub mod __private {
 #[doc(hidden)]
 pub mod __cli {
     pub use crate::export::pieces::{
-        doctor_command, fraction, gates_text, interval_text, needs_attention, overall_text,
-        records_by_row, run_message, verdict_word,
+        doctor_command, failure_groups, fraction, gates_text, interval_text, needs_attention,
+        overall_text, records_by_row, run_spans, verdict_word, FailureGroup,
     };
     pub use crate::harness::reporter::{
         Html, Json, OutputFile, Reporter, SessionSource, Sink, SinkError, Summary,
     };
     pub use crate::render::latency_block::seconds as latency_seconds;
-    pub use crate::render::text::{bar_text, bound_percent, model_name, money};
+    pub use crate::render::text::{bar_text, bound_percent, model_name, money, shown, shown_block};
     pub use crate::render::waits::replayed_text;
     pub use crate::types::count::thousands;
 

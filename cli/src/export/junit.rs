@@ -1,6 +1,7 @@
 //! The report as JUnit XML for CI test tabs (`cargo probtest report --junit`): one
 //! `testsuite` per bench function, one `testcase` per case (not per run) whose failure says
-//! the status, the pass fraction, the interval and the first failing messages, and one more
+//! the status, the pass fraction, the interval and its failing runs grouped by what they said
+//! (each group's message whole, every line of it, indented under its heading), and one more
 //! `testcase` per gate with its verdict. Cost and tokens are the suites' properties. The XML
 //! is `quick-junit`'s (nextest's writer), and validates against the JUnit schema CI systems use
 //! (Jenkins' JUnit-10 XSD; the end-to-end tests check it).
@@ -9,17 +10,17 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use probtest::__cli::{
-    bar_text, bound_percent, doctor_command, fraction, interval_text, latency_seconds, model_name,
-    records_by_row, run_message, verdict_word, OutputFile, Sink, SinkError,
+    bar_text, bound_percent, doctor_command, failure_groups, fraction, interval_text,
+    latency_seconds, model_name, records_by_row, verdict_word, OutputFile, Sink, SinkError,
 };
 use probtest::stats::{Undecided, Verdict};
-use probtest::{Outcome, Record, Report, Row, Status};
+use probtest::{Record, Report, Row, Status};
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
 use crate::export::functions;
 
-/// Failing runs quoted in a case's failure text; the report has them all.
-const QUOTED_RUNS: usize = 5;
+/// Groups of failing runs quoted in a case's failure text; the report has them all.
+const QUOTED_GROUPS: usize = 5;
 
 /// The JUnit XML report as a file.
 pub struct Junit(pub OutputFile);
@@ -114,22 +115,28 @@ fn row_cases(report: &Report, row: &Row, records: &[&Record], classname: &str) -
     }
     let verdict = if row.fails_session(&report.stats_config) {
         let mut text = format!("{status}: {headline}\n");
-        let failing = records
-            .iter()
-            .filter(|r| !matches!(r.outcome, Outcome::Pass | Outcome::Stopped));
-        let shown: Vec<&&Record> = failing.clone().take(QUOTED_RUNS).collect();
-        for record in &shown {
-            let _ = writeln!(
-                text,
-                "run {} {}: {}",
-                record.run,
-                record.outcome.name(),
-                run_message(record)
-            );
+        let groups = failure_groups(records);
+        for group in groups.iter().take(QUOTED_GROUPS) {
+            match group.message {
+                Some(message) => {
+                    let _ = writeln!(text, "{}:", group.heading());
+                    for line in message.lines() {
+                        let _ = writeln!(text, "  {line}");
+                    }
+                }
+                None => {
+                    let _ = writeln!(text, "{}", group.heading());
+                }
+            }
         }
-        let more = failing.count() - shown.len();
+        let more: usize = groups
+            .iter()
+            .skip(QUOTED_GROUPS)
+            .map(|group| group.runs.len())
+            .sum();
         if more > 0 {
-            let _ = writeln!(text, "... and {more} more");
+            let noun = if more == 1 { "run" } else { "runs" };
+            let _ = writeln!(text, "... and {more} more {noun}");
         }
         if let Some(command) = doctor_command(row) {
             let _ = writeln!(text, "why: {command}");

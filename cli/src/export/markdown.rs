@@ -1,7 +1,9 @@
 //! The report as Markdown for CI pages (`cargo probtest report --markdown`, and the job summary
 //! `cargo probtest run` appends to `GITHUB_STEP_SUMMARY`): the cases that are not clean passes
-//! first, then every case in a collapsed table, then totals, cost and tokens. Tables are padded
-//! so that the text reads as plain text too.
+//! first, with their failing runs grouped by what they said (`7 runs (1-4, 6, 8, 9) failed`,
+//! then the message whole in a code block), then every case in a collapsed table, then totals,
+//! cost and tokens. Tables are padded so that the text reads as plain text too. What a test
+//! wrote (ids, messages, model names) is shown with its control characters escaped.
 //!
 //! Two sinks of the reporter write it: [`Markdown`], a file (`--markdown`), and
 //! [`StepSummary`], appended to the file `GITHUB_STEP_SUMMARY` names.
@@ -11,12 +13,18 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use probtest::__cli::{
-    bar_text, bound_percent, fraction, gates_text, interval_text, model_name, money,
-    needs_attention, overall_text, replayed_text, thousands, verdict_word, OutputFile, Sink,
-    SinkError,
+    bar_text, bound_percent, failure_groups, fraction, gates_text, interval_text, model_name,
+    money, needs_attention, overall_text, records_by_row, replayed_text, shown, shown_block,
+    thousands, verdict_word, FailureGroup, OutputFile, Sink, SinkError,
 };
 use probtest::stats::Verdict;
 use probtest::{Report, Row};
+
+/// Cases whose failing runs the Markdown quotes; the JSON report has them all, and a job
+/// summary page holds at most a megabyte.
+const QUOTED_CASES: usize = 20;
+/// Groups of a case's failing runs the Markdown quotes.
+const QUOTED_GROUPS: usize = 3;
 
 /// The Markdown report as a file.
 pub struct Markdown(pub OutputFile);
@@ -72,6 +80,7 @@ pub fn markdown(report: &Report) -> String {
         out.push_str(&cases_table(report, &attention, false));
         out.push('\n');
         gates_table(report, &mut out);
+        failures(report, &mut out);
     }
     let all: Vec<&Row> = report.rows.iter().collect();
     let _ = writeln!(
@@ -190,6 +199,64 @@ fn gates_table(report: &Report, out: &mut String) {
     out.push('\n');
 }
 
+/// The failing runs of the cases that are not clean, each case's grouped by what they said: a
+/// heading with the runs' numbers, once each, then the message in a code block.
+fn failures(report: &Report, out: &mut String) {
+    let by_row = records_by_row(report);
+    let listed: Vec<(&Row, Vec<FailureGroup>)> = report
+        .rows
+        .iter()
+        .zip(&by_row)
+        .filter(|(row, _)| needs_attention(row))
+        .map(|(row, records)| (row, failure_groups(records)))
+        .filter(|(_, groups)| !groups.is_empty())
+        .collect();
+    if listed.is_empty() {
+        return;
+    }
+    out.push_str("**Failures**\n\n");
+    for (row, groups) in listed.iter().take(QUOTED_CASES) {
+        let _ = writeln!(out, "{}:\n", code(&row.info.case));
+        for group in groups.iter().take(QUOTED_GROUPS) {
+            let _ = writeln!(out, "- {}", escape(&group.heading()));
+            if let Some(message) = group.message {
+                out.push_str(&block(message, "  "));
+            }
+        }
+        let more: usize = groups
+            .iter()
+            .skip(QUOTED_GROUPS)
+            .map(|group| group.runs.len())
+            .sum();
+        if more > 0 {
+            let noun = if more == 1 { "run" } else { "runs" };
+            let _ = writeln!(out, "- and {more} more {noun} in the JSON report");
+        }
+        out.push('\n');
+    }
+    if listed.len() > QUOTED_CASES {
+        let _ = writeln!(
+            out,
+            "And {} more cases in the JSON report.\n",
+            listed.len() - QUOTED_CASES
+        );
+    }
+}
+
+/// A message as a fenced code block, each line after `indent` (a list item's), fenced with
+/// more backticks than it holds in a row, its control characters escaped and its lines kept.
+fn block(message: &str, indent: &str) -> String {
+    let message = shown_block(message);
+    let longest = message.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat((longest + 1).max(3));
+    let mut out = format!("{indent}{fence}text\n");
+    for line in message.trim_end_matches('\n').split('\n') {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+    let _ = writeln!(out, "{indent}{fence}");
+    out
+}
+
 /// Tokens and cost per model.
 fn tokens(report: &Report, out: &mut String) {
     let models = &report.totals.usage.0;
@@ -277,11 +344,13 @@ fn table(header: &[(&str, Align)], body: Vec<Vec<String>>) -> String {
     out
 }
 
-/// Text as Markdown shows it literally: characters that would start a table cell, emphasis,
-/// code, a link or HTML are escaped. An underscore inside a word starts no emphasis on GitHub
-/// and is left as it is, so that ids like `identify_pii` read as written.
+/// Text as Markdown shows it literally, on one line: characters that would start a table cell,
+/// emphasis, code, a link, an entity (`&amp;` reads as typed) or HTML are escaped, and control
+/// characters are shown as `\u{1b}` ([`shown`]). An underscore inside a word starts no emphasis
+/// on GitHub and is left as it is, so that ids like `identify_pii` read as written.
 pub(crate) fn escape(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
+    let one_line = text.replace(['\n', '\r'], " ");
+    let chars: Vec<char> = shown(&one_line).chars().collect();
     let mut out = String::with_capacity(text.len());
     for (at, &c) in chars.iter().enumerate() {
         let word = |i: Option<usize>| {
@@ -290,21 +359,29 @@ pub(crate) fn escape(text: &str) -> String {
         };
         let inside_word = word(at.checked_sub(1)) && word(Some(at + 1));
         match c {
-            '\\' | '|' | '*' | '`' | '<' | '>' | '[' | ']' | '#' | '~' => {
+            '\\' | '|' | '*' | '`' | '<' | '>' | '[' | ']' | '#' | '~' | '&' => {
                 out.push('\\');
                 out.push(c);
             }
             '_' if !inside_word => out.push_str("\\_"),
-            '\n' | '\r' => out.push(' '),
             _ => out.push(c),
         }
     }
     out
 }
 
-/// Text as inline code, fenced with more backticks than it holds.
+/// Text as inline code, fenced with more backticks than it holds, its control characters
+/// escaped.
 fn code(text: &str) -> String {
+    let text = shown(text);
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
-    format!("{fence}{text}{fence}")
+    // A span that starts or ends with a backtick needs a space inside its fences, which
+    // CommonMark strips.
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
 }

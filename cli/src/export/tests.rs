@@ -75,7 +75,12 @@ fn runs(case: &str, outcomes: &[(Outcome, usize)], cost: f64) -> Vec<Record> {
     records
 }
 
-/// Every status, a gate of each verdict, cost and tokens, and ids that need escaping.
+/// The message of an `assert_eq!` that got a wrong answer.
+pub(crate) const WRONG_ANSWER: &str =
+    "assertion `left == right` failed: the label\n  left: \"shipping\"\n right: \"refund\"";
+
+/// Every status, a gate of each verdict, cost and tokens, ids that need escaping, and a case
+/// whose runs all failed the same way.
 fn fixture() -> Report {
     use Outcome::{Error, Fail, Pass};
     let mut records = runs("triage::refund please-Terse", &[(Pass, 10)], 0.0002);
@@ -90,6 +95,11 @@ fn fixture() -> Report {
         0.0002,
     ));
     records.extend(runs("triage::a|b <c>", &[(Fail, 10)], 0.0));
+    // Ten runs that gave the same wrong answer: one group, its message whole.
+    for record in records.iter_mut().filter(|r| r.case == "triage::a|b <c>") {
+        record.message = Some(WRONG_ANSWER.to_string());
+        record.location = Some("tests/evals.rs:30:9".to_string());
+    }
     records.extend(runs("classify::broken", &[(Error, 4)], 0.0));
     records.extend(runs("classify::gated", &[(Pass, 9), (Fail, 1)], 0.0));
     records.extend(runs("classify::low", &[(Pass, 2), (Fail, 8)], 0.0));
@@ -299,4 +309,66 @@ fn junit_has_a_case_per_latency_gate() {
         "{slow}"
     );
     assert!(!case("fast latency ≤2s").contains("<failure"), "{xml}");
+}
+
+#[test]
+fn markdown_and_junit_keep_a_failure_whole_and_group_identical_ones() {
+    let report = fixture();
+    let text = markdown(&report);
+    let (first, _) = text.split_once("<details>").expect("a collapsed table");
+    let group = "- 10 runs (1-10) failed at tests/evals.rs:30:9\n  ```text\n  \
+                 assertion `left == right` failed: the label\n    left: \"shipping\"\n   \
+                 right: \"refund\"\n  ```\n";
+    assert_eq!(first.matches(group).count(), 1, "{text}");
+    assert_eq!(text.matches("left: \"shipping\"").count(), 1, "{text}");
+    let xml = junit(&report);
+    assert!(
+        xml.contains(
+            "10 runs (1-10) failed at tests/evals.rs:30:9:\n  \
+             assertion `left == right` failed: the label\n    left: &quot;shipping&quot;\n   \
+             right: &quot;refund&quot;\n"
+        ),
+        "{xml}"
+    );
+}
+
+#[test]
+fn markdown_shows_control_characters_escaped_and_entities_as_typed() {
+    let case = "triage::a&amp;b\u{1b}[31m\u{202e}";
+    let mut records = runs(case, &[(Outcome::Fail, 2)], 0.0);
+    for record in &mut records {
+        record.message = Some("wrong\n  left: \"\u{1b}]8;;x\u{7}\u{2067}\"\n\tright: ```".into());
+        record.location = None;
+    }
+    records[0].usage = vec![TokenUsage {
+        model: "m\u{9b}2J".into(),
+        input_tokens: 1,
+        output_tokens: 1,
+        cached_input_tokens: 0,
+        cost: 0.5,
+    }];
+    let infos: Vec<CaseInfo> = records.iter().map(|r| info(&r.case)).collect();
+    let mut report = Report::build(infos, records, &StatsConfig::default());
+    report.warnings.push(format!("{case} warns"));
+    let text = markdown(&report);
+    for raw in ['\u{1b}', '\u{202e}', '\u{2067}', '\u{9b}', '\u{7}'] {
+        assert!(!text.contains(raw), "{raw:?} in\n{text}");
+    }
+    // In a table and a warning: Markdown-escaped, so that `&amp;` reads as typed.
+    let cell = "triage::a\\&amp;b\\\\u{1b}\\[31m\\\\u{202e}";
+    assert!(text.contains(&format!("\n{cell} ")), "{text}");
+    assert!(text.contains(&format!("- {cell} warns")), "{text}");
+    assert!(text.contains("\nm\\\\u{9b}2J "), "{text}");
+    // In code, as it is: a code span shows `&amp;` literally.
+    assert!(
+        text.contains("`triage::a&amp;b\\u{1b}[31m\\u{202e}`:\n"),
+        "{text}"
+    );
+    // The message keeps its lines and tab, fenced past its own backticks.
+    assert!(
+        text.contains(
+            "- 2 runs (1, 2) failed\n  ````text\n  wrong\n    left: \"\\u{1b}]8;;x\\u{7}\\u{2067}\"\n  \tright: ```\n  ````\n"
+        ),
+        "{text}"
+    );
 }

@@ -30,7 +30,12 @@ fn runs(case: &str, outcomes: &[(Outcome, usize)], cost: f64) -> Vec<Record> {
     records
 }
 
-/// Every status, a gate of each verdict, cost and tokens, and ids that need escaping.
+/// The message of an `assert_eq!` that got a wrong answer.
+pub(crate) const WRONG_ANSWER: &str =
+    "assertion `left == right` failed: the label\n  left: \"shipping\"\n right: \"refund\"";
+
+/// Every status, a gate of each verdict, cost and tokens, ids that need escaping, and a case
+/// whose runs all failed the same way.
 pub(crate) fn fixture() -> Report {
     use Outcome::{Error, Fail, Pass};
     let mut records = runs("triage::refund please-Terse", &[(Pass, 10)], 0.0002);
@@ -45,6 +50,11 @@ pub(crate) fn fixture() -> Report {
         0.0002,
     ));
     records.extend(runs("triage::a|b <c>", &[(Fail, 10)], 0.0));
+    // Ten runs that gave the same wrong answer: one group, its message whole.
+    for record in records.iter_mut().filter(|r| r.case == "triage::a|b <c>") {
+        record.message = Some(WRONG_ANSWER.to_string());
+        record.location = Some("tests/evals.rs:30:9".to_string());
+    }
     records.extend(runs("classify::broken", &[(Error, 4)], 0.0));
     records.extend(runs("classify::gated", &[(Pass, 9), (Fail, 1)], 0.0));
     records.extend(runs("classify::low", &[(Pass, 2), (Fail, 8)], 0.0));

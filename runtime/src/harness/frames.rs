@@ -1,7 +1,8 @@
 //! `PROB_BACKTRACE=1`: a panic's stack as the user's own frames, formatted when the panic is
 //! caught. The backtrace itself is never kept (it pins nothing, but its text would carry every
 //! frame of std, tokio and libtest), and nothing but function names and source positions is
-//! written: no environment, no locals, no later lines of the panic message.
+//! written: no environment, no locals. (The message they follow is the runner's `message`:
+//! redacted and capped.)
 
 use std::sync::OnceLock;
 

@@ -72,7 +72,7 @@ pub(crate) fn explain(row: &Row, config: &StatsConfig) -> String {
 pub(crate) fn row_reading(row: &Row) -> String {
     let mut text = format!(
         "{}: {} of {} runs passed ({})",
-        row.info.case,
+        crate::render::text::shown(&row.info.case),
         row.passes,
         row.total,
         percent(row.passes, row.total)

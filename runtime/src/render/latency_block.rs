@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use crate::model::{Report, Row};
-use crate::render::text::rule;
+use crate::render::text::{rule, shown};
 use crate::types::stats::latency::LatencyResult;
 use crate::types::stats::{percent_text, Undecided, Verdict};
 
@@ -87,7 +87,7 @@ fn lines(rows: &[(&Row, &LatencyResult)], name_width: usize) -> Vec<String> {
     let width = |texts: &[String]| texts.iter().map(|t| t.chars().count()).max().unwrap_or(0);
     let name_width = rows
         .iter()
-        .map(|(row, _)| row.info.case.chars().count())
+        .map(|(row, _)| shown(&row.info.case).chars().count())
         .max()
         .unwrap_or(0)
         .max(name_width);
@@ -110,7 +110,7 @@ fn lines(rows: &[(&Row, &LatencyResult)], name_width: usize) -> Vec<String> {
     let pad = |text: &str, width: usize| " ".repeat(width - text.chars().count());
     let mut out = Vec::new();
     for (index, (row, latency)) in rows.iter().enumerate() {
-        let name = &row.info.case;
+        let name = &*shown(&row.info.case);
         let (low, high) = &bounds[index];
         let mut line = format!(
             "  {name}{}  {}{}  {}{}  {}{}  [{}{low}, {}{high}]",
@@ -184,7 +184,7 @@ pub(crate) fn gate_lines(report: &Report, out: &mut String) {
     // The name column is the whole block's, as the peer aligns rate and latency gates' lines.
     let name_width = rate_rows
         .iter()
-        .map(|row| row.info.case.chars().count())
+        .map(|row| shown(&row.info.case).chars().count())
         .max()
         .unwrap_or(0);
     for line in lines(&rows, name_width) {
@@ -197,7 +197,7 @@ pub(crate) fn gate_lines(report: &Report, out: &mut String) {
 pub(crate) fn gate_name_width(report: &Report) -> usize {
     with_latency(report)
         .filter(|(_, l)| l.verdict.is_some_and(|v| v != Verdict::Pass))
-        .map(|(row, _)| row.info.case.chars().count())
+        .map(|(row, _)| shown(&row.info.case).chars().count())
         .max()
         .unwrap_or(0)
 }

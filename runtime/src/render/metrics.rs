@@ -48,11 +48,11 @@ pub(crate) fn block(report: &Report, out: &mut String) {
     let width = report
         .rows
         .iter()
-        .map(|r| r.info.case.chars().count())
+        .map(|r| crate::render::text::shown(&r.info.case).chars().count())
         .max()
         .unwrap_or(0);
     for row in &report.rows {
-        let case = &row.info.case;
+        let case = crate::render::text::shown(&row.info.case);
         let pad = " ".repeat(width - case.chars().count());
         let _ = writeln!(out, "  {case}{pad}  {}", cell(&row.metrics));
     }

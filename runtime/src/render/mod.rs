@@ -10,6 +10,8 @@ pub(crate) mod analysis;
 mod analysis_tests;
 pub(crate) mod baseline_section;
 pub(crate) mod compare;
+#[cfg(test)]
+mod escape_tests;
 pub(crate) mod explain;
 pub(crate) mod explained;
 pub(crate) mod latency_block;

@@ -93,7 +93,10 @@ pub fn plan(plan: &Plan, color: bool) -> String {
 
 /// A row's cells, in the header's columns.
 fn cells(row: &PlanRow, plan: &Plan, gated: bool, priced: bool) -> Vec<String> {
-    let mut cells = vec![row.case.clone(), thousands(row.runs)];
+    let mut cells = vec![
+        crate::render::text::shown(&row.case).into_owned(),
+        thousands(row.runs),
+    ];
     if gated {
         if row.gate.is_none() {
             let least = row.min_runs.map_or("—".to_string(), thousands);

@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 
 use crate::model::{Report, Row};
 use crate::render::text::{
-    bar_text, bound_percent, bound_percent_width, digits, model_name, money, paint, rule,
+    bar_text, bound_percent, bound_percent_width, digits, model_name, money, paint, rule, shown,
     token_text, whole_percent,
 };
 use crate::types::stats::{ErrorPolicy, GateResult, Verdict};
@@ -43,10 +43,12 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
     }
     let color = options.color;
     let show_cost = report.totals.cost > 0.0;
+    // An id is shown with its control characters escaped ([`shown`]): it may hold anything a
+    // parameter's value held.
     let case_width = report
         .rows
         .iter()
-        .map(|r| r.info.case.chars().count())
+        .map(|r| shown(&r.info.case).chars().count())
         .max()
         .unwrap_or(0);
     // `total/total` is the widest fraction of a row.
@@ -74,10 +76,11 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         let status = Report::row_status_text(row);
         let tone = row.status.color();
         let fraction = format!("{}/{}", row.passes, row.total);
+        let case = shown(&row.info.case);
         let mut line = format!(
             "  {}{}  {}{}",
-            row.info.case,
-            " ".repeat(case_width - row.info.case.chars().count()),
+            case,
+            " ".repeat(case_width - case.chars().count()),
             " ".repeat(fraction_width - fraction.len()),
             paint(&fraction, tone, color),
         );
@@ -139,7 +142,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
     }
     crate::render::stop_notes::line(report, &mut out);
     for warning in &report.warnings {
-        let _ = writeln!(out, "  Warning: {warning}");
+        let _ = writeln!(out, "  Warning: {}", shown(warning));
     }
     if show_cost {
         let _ = writeln!(out, "  Cost:    {}", money(totals.cost));
@@ -149,7 +152,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         let models = &totals.usage.0;
         let name_width = models
             .iter()
-            .map(|(m, _)| model_name(m).chars().count())
+            .map(|(m, _)| shown(model_name(m)).chars().count())
             .max()
             .unwrap_or(0);
         let texts: Vec<String> = models.iter().map(|(_, u)| token_text(u)).collect();
@@ -161,7 +164,7 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
             } else {
                 "           "
             };
-            let name = model_name(model);
+            let name = shown(model_name(model));
             let mut line = format!(
                 "{label}{name}{}  {text}",
                 " ".repeat(name_width - name.chars().count())
@@ -316,16 +319,17 @@ fn gates_block(report: &Report, intervals: Option<&IntervalColumn>, out: &mut St
     );
     let case_width = judged
         .iter()
-        .map(|(row, _)| row.info.case.chars().count())
+        .map(|(row, _)| shown(&row.info.case).chars().count())
         .max()
         .unwrap_or(0)
         .max(crate::render::latency_block::gate_name_width(report));
     for (row, gate) in judged {
         let fraction = format!("{}/{}", gate.passes, gate.sample);
+        let case = shown(&row.info.case);
         let mut line = format!(
             "  {}{}  {fraction:>5}  {}  {}  {}",
-            row.info.case,
-            " ".repeat(case_width - row.info.case.chars().count()),
+            case,
+            " ".repeat(case_width - case.chars().count()),
             column.text(gate.low, gate.high),
             bar_text(gate.rule),
             match gate.verdict {

@@ -1,8 +1,9 @@
 //! Text pieces every section of the terminal output shares: the rule line, percentages,
-//! money, token counts, colors.
+//! money, token counts, colors, and text from a test shown with its control characters escaped.
 //!
 //! Layer: render. Imports `crate::types` and `crate::model` only.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use crate::types::stats::Rule;
@@ -117,8 +118,6 @@ pub(crate) fn column_widths(header: &[String], rows: &[Vec<String>]) -> Vec<usiz
         .collect()
 }
 
-/// `text` as one shell word: as it is when it needs no quoting, else in single quotes. The
-/// summary's hint and the reports' doctor commands both quote with it.
 /// The command that diagnoses a case's row, with `-p` so that it builds the case's package
 /// alone (in a workspace, the doctor otherwise builds every package).
 pub(crate) fn doctor_command(info: &crate::model::CaseInfo) -> String {
@@ -133,6 +132,10 @@ pub(crate) fn doctor_command(info: &crate::model::CaseInfo) -> String {
     }
 }
 
+/// `text` as one shell word: as it is when it needs no quoting, else in single quotes; with a
+/// character [`shown`] escapes, in `$'…'` with that character as `\u{…}`, which bash and zsh
+/// read back as the character, so that the command still names the case and shows nothing that
+/// acts on the terminal. The summary's hint and the reports' doctor commands both quote with it.
 pub(crate) fn shell_word(text: &str) -> String {
     let plain = !text.is_empty()
         && text
@@ -140,9 +143,70 @@ pub(crate) fn shell_word(text: &str) -> String {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '.' | '-' | '+' | '/'));
     if plain {
         text.to_string()
+    } else if text.chars().any(escaped) {
+        let mut word = String::from("$'");
+        for c in text.chars() {
+            match c {
+                '\\' | '\'' => {
+                    word.push('\\');
+                    word.push(c);
+                }
+                c if escaped(c) => {
+                    let _ = write!(word, "\\u{:04x}", c as u32);
+                }
+                c => word.push(c),
+            }
+        }
+        word.push('\'');
+        word
     } else {
         format!("'{}'", text.replace('\'', "'\\''"))
     }
+}
+
+/// Whether a character of a test's text (an id, a message, a model's name) is shown escaped:
+/// C0 controls (escape sequences, carriage returns), DEL, C1 controls, and the bidirectional
+/// marks, embeddings, overrides and isolates (U+200E, U+200F, U+202A to U+202E, U+2066 to
+/// U+2069), which reorder what a terminal or a page shows around them.
+pub(crate) fn escaped(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
+        | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with each character [`escaped`] picks written as `\u{1b}`, so that an id or a message
+/// shows what it holds instead of acting on the terminal or the page; borrowed when nothing is.
+pub fn shown(text: &str) -> Cow<'_, str> {
+    shown_keeping(text, false)
+}
+
+/// As [`shown`], with line breaks and tabs kept: a message shown as a block of lines.
+pub fn shown_block(text: &str) -> Cow<'_, str> {
+    shown_keeping(text, true)
+}
+
+fn shown_keeping(text: &str, lines: bool) -> Cow<'_, str> {
+    // Every escaped character is ASCII, or starts with byte 0xC2 (C1) or 0xE2 (the marks): most
+    // texts are ids and pass this one loop over their bytes.
+    let suspect = text
+        .bytes()
+        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xe2);
+    if !suspect {
+        return Cow::Borrowed(text);
+    }
+    let keep = |c: char| lines && matches!(c, '\n' | '\t');
+    if !text.chars().any(|c| escaped(c) && !keep(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if escaped(c) && !keep(c) {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// `min_rate 0.9` or `min_passes 19`.
@@ -185,6 +249,39 @@ mod tests {
         for n in [0, 1, 9, 10, 99, 100, 12_345, u64::MAX / 10, u64::MAX] {
             assert_eq!(digits(n), n.to_string().len(), "{n}");
         }
+    }
+
+    #[test]
+    fn control_characters_and_bidi_marks_are_shown_escaped() {
+        assert!(matches!(shown("triage::refund-Terse"), Cow::Borrowed(_)));
+        assert!(matches!(shown("naïve – ≤2s"), Cow::Borrowed(_)));
+        assert_eq!(shown("red\u{1b}[31mtext"), "red\\u{1b}[31mtext");
+        assert_eq!(
+            shown("abc\u{202e}fed\u{2066}\u{2069}\u{200e}\u{200f}"),
+            "abc\\u{202e}fed\\u{2066}\\u{2069}\\u{200e}\\u{200f}"
+        );
+        assert_eq!(shown("a\u{7f}\u{85}\u{9b}b"), "a\\u{7f}\\u{85}\\u{9b}b");
+        assert_eq!(shown("one\ntwo\tthree\r"), "one\\u{a}two\\u{9}three\\u{d}");
+        assert_eq!(
+            shown_block("one\ntwo\tthree\r\u{1b}"),
+            "one\ntwo\tthree\\u{d}\\u{1b}"
+        );
+        assert!(matches!(shown_block("one\n\ttwo"), Cow::Borrowed(_)));
+        // Neighbours of the escaped ranges are shown as they are.
+        assert_eq!(
+            shown("\u{a0}\u{2029}\u{202f}\u{2065}\u{206a}"),
+            "\u{a0}\u{2029}\u{202f}\u{2065}\u{206a}"
+        );
+    }
+
+    #[test]
+    fn a_shell_word_with_control_characters_is_quoted_as_bash_reads_it_back() {
+        assert_eq!(shell_word("triage::refund"), "triage::refund");
+        assert_eq!(shell_word("it's here"), "'it'\\''s here'");
+        assert_eq!(
+            shell_word("a\u{1b}[31m'b\u{202e}"),
+            "$'a\\u001b[31m\\'b\\u202e'"
+        );
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub fn history(history: &History, color: bool) -> String {
         .cases
         .iter()
         .map(|case| {
-            let mut cells = vec![case.case.clone()];
+            let mut cells = vec![crate::render::text::shown(&case.case).into_owned()];
             cells.extend(case.sessions.iter().map(|counts| match counts {
                 Some((passes, runs)) => format!("{}%", percent(*passes, *runs)),
                 None => "—".to_string(),

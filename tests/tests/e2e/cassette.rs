@@ -2,7 +2,8 @@
 //! and under nextest makes no call and gives the recorded run's report, its cost marked as
 //! replayed; a miss is an error naming the key. And errors that are safe to store: a secret in
 //! the environment and in a panic's later lines reaches neither the session store nor the
-//! report, while `PROB_BACKTRACE=1` keeps the user's own frames.
+//! report, while the message's other lines are kept and `PROB_BACKTRACE=1` keeps the user's own
+//! frames after them.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -186,7 +187,11 @@ fn a_secret_reaches_neither_the_store_nor_the_report() {
     for record in report_records(&report, "secret") {
         let error = record["error"].as_str().expect("an error");
         let mut lines = error.lines();
+        // Every line of the message, the secret's redacted, then the frames.
         assert_eq!(lines.next(), Some("the provider refused the call"));
+        assert_eq!(lines.next(), Some("Authorization: [redacted]"), "{error}");
+        assert_eq!(lines.next(), Some("retry later"), "{error}");
+        assert_eq!(lines.next(), Some("sent with key [redacted]"), "{error}");
         let frames: Vec<&str> = lines.collect();
         assert!(
             frames.first().is_some_and(

@@ -1,13 +1,17 @@
 //! End-to-end: the report files of a real session. `cargo probtest report --markdown` and
 //! `--junit` on a fixture's session, the JUnit XML validated against the schema CI systems use
 //! (`tests/schemas/junit-10.xsd`, with `xmllint`), the job summary `cargo probtest run` appends
-//! to `GITHUB_STEP_SUMMARY`, and bad input refused in one line.
+//! to `GITHUB_STEP_SUMMARY`, and bad input refused in one line. And failure messages in every
+//! file: an `assert_eq!`'s wrong answer kept whole and grouped across runs, and control
+//! characters in ids, messages and model names shown escaped.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::support::{shared_target_dir, unavailable, workspace_root, Fixture, Output};
+use crate::support::{
+    location, report_records, shared_target_dir, unavailable, workspace_root, Fixture, Output,
+};
 
 /// The session every test here renders, fresh for each run of this file: a session key given
 /// again would add its runs to the earlier ones'.
@@ -233,4 +237,139 @@ fn run_appends_the_markdown_to_the_github_step_summary() {
         ))),
         "{output}"
     );
+}
+
+const MESSAGES: &str = include_str!("../../fixtures/messages.rs");
+
+/// The `messages` fixture's run, with its own session, and the report files of that session:
+/// the run's output, and the Markdown, JUnit XML and HTML `cargo probtest report` wrote.
+fn messages() -> &'static (Fixture, Output, [String; 3]) {
+    static MESSAGES_RUN: OnceLock<(Fixture, Output, [String; 3])> = OnceLock::new();
+    MESSAGES_RUN.get_or_init(|| {
+        let fixture = Fixture::builder("messages")
+            .test("messages", MESSAGES)
+            .build();
+        let session = format!("{}-messages", session());
+        fixture.remove("messages.json");
+        let output = fixture
+            .cargo_test(&["--test", "messages"])
+            .env("PROB_SESSION", &session)
+            .env("PROB_JSON", "messages.json")
+            .run();
+        assert_eq!(output.code, Some(101), "some runs fail{output}");
+        let dir = fixture.path("out/messages");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("an output directory");
+        let target = shared_target_dir();
+        let paths = ["report.md", "junit.xml", "report.html"].map(|name| dir.join(name));
+        fixture
+            .probtest(
+                "report",
+                &[
+                    "--session",
+                    &session,
+                    "--target-dir",
+                    path_str(&target),
+                    "--markdown",
+                    path_str(&paths[0]),
+                    "--junit",
+                    path_str(&paths[1]),
+                    "--html",
+                    path_str(&paths[2]),
+                ],
+                &[],
+            )
+            .run()
+            .assert_code(0);
+        let files = paths.map(|path| std::fs::read_to_string(&path).expect("a report file"));
+        (fixture, output, files)
+    })
+}
+
+/// The message of the wrong answer, as `assert_eq!` writes it.
+const WRONG: &str = "assertion `left == right` failed: the label of a refund request\n  \
+                     left: \"shipping\"\n right: \"refund\"";
+
+#[test]
+fn a_wrong_answer_is_kept_whole_and_grouped_in_every_file() {
+    let (fixture, output, [markdown, junit, html]) = messages();
+    let at = location("tests/messages.rs", MESSAGES, "label", "assert_eq!");
+    let report = fixture.read_json("messages.json");
+    let records = report_records(&report, "label");
+    let failed: Vec<u64> = records
+        .iter()
+        .filter(|record| record["outcome"] == "fail")
+        .map(|record| record["run"].as_u64().expect("a run"))
+        .collect();
+    assert_eq!(failed, [1, 3, 4, 5], "{output}");
+    for record in records.iter().filter(|record| record["outcome"] == "fail") {
+        assert_eq!(record["message"], WRONG, "{record}");
+        assert_eq!(record["location"], at.as_str(), "{record}");
+    }
+    let heading = format!("4 runs (1, 3-5) failed at {at}");
+    // The Markdown: the heading once, then the message whole in a code block.
+    let block = format!(
+        "- {heading}\n  ```text\n  {}\n  ```\n",
+        WRONG.replace('\n', "\n  ")
+    );
+    assert_eq!(markdown.matches(&block).count(), 1, "{markdown}");
+    // The HTML: one list item for the four runs, each run's number once.
+    let quoted = WRONG.replace('"', "&#34;");
+    let item = format!("<li class=\"run fail\">{heading}<pre>{quoted}</pre></li>");
+    assert_eq!(html.matches(&item).count(), 1, "{html}");
+    assert_eq!(html.matches("right: &#34;refund&#34;").count(), 1, "{html}");
+    // JUnit: the whole message in the failure's text.
+    let text = WRONG.replace('"', "&quot;").replace('\n', "\n  ");
+    assert!(
+        junit.contains(&format!("{heading}:\n  {text}\n")),
+        "{junit}"
+    );
+}
+
+#[test]
+fn control_characters_are_shown_escaped_and_entities_as_typed() {
+    let (_, output, [markdown, _, html]) = messages();
+    let section = output.section();
+    let red = "hostile::red\\u{1b}[31mtext";
+    let rtl = "hostile::rtl\\u{202e}txt";
+    for raw in ['\u{1b}', '\u{202e}'] {
+        assert!(!section.text.contains(raw), "{raw:?} in\n{}", section.text);
+        assert!(!markdown.contains(raw), "{raw:?} in\n{markdown}");
+        assert!(!html.contains(raw), "{raw:?} in the page");
+    }
+    assert_eq!(section.row(red), ["0/2", "FAIL"]);
+    assert_eq!(section.row(rtl), ["2/2"]);
+    assert_eq!(section.tokens("m\\u{1b}[7m")[0], "60 in / 6 out");
+    // The Markdown: in tables, escaped as Markdown too, so that `&amp;` reads as typed.
+    assert!(
+        markdown.contains("\nhostile::red\\\\u{1b}\\[31mtext "),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("\nhostile::rtl\\\\u{202e}txt "),
+        "{markdown}"
+    );
+    assert!(markdown.contains("\nhostile::a\\&amp;b "), "{markdown}");
+    assert!(markdown.contains("\nm\\\\u{1b}\\[7m "), "{markdown}");
+    let message = "saw\\u{1b}[2J red\\u{1b}[31mtext\\u{202e} end";
+    assert!(
+        markdown.contains(&format!("`{red}`:\n\n- 2 runs (1, 2) failed")),
+        "{markdown}"
+    );
+    assert!(markdown.contains(&format!("  {message}\n")), "{markdown}");
+    // The HTML.
+    assert!(
+        html.contains(&format!("<td class=\"id\">{red}</td>")),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!("<td class=\"id\">{rtl}</td>")),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td class=\"id\">hostile::a&#38;amp;b</td>"),
+        "{html}"
+    );
+    assert!(html.contains(&format!("<pre>{message}</pre>")), "{html}");
+    assert!(html.contains("<td>m\\u{1b}[7m</td>"), "{html}");
 }

@@ -173,7 +173,7 @@ fn report_rows_hold_the_raw_counts_and_status() {
 }
 
 #[test]
-fn assertion_failures_are_fails_with_their_first_line_and_location() {
+fn assertion_failures_are_fails_with_their_whole_message_and_location() {
     let flaky = loc("flaky", "assert_eq!");
     assert_eq!(
         records("flaky")[7..],
@@ -181,19 +181,19 @@ fn assertion_failures_are_fails_with_their_first_line_and_location() {
             (
                 8,
                 "fail".into(),
-                some("assertion `left == right` failed: run 8 answered wrong"),
+                some("assertion `left == right` failed: run 8 answered wrong\n  left: false\n right: true"),
                 some(&flaky)
             ),
             (
                 9,
                 "fail".into(),
-                some("assertion `left == right` failed: run 9 answered wrong"),
+                some("assertion `left == right` failed: run 9 answered wrong\n  left: false\n right: true"),
                 some(&flaky)
             ),
             (
                 10,
                 "fail".into(),
-                some("assertion `left == right` failed: run 10 answered wrong"),
+                some("assertion `left == right` failed: run 10 answered wrong\n  left: false\n right: true"),
                 some(&flaky)
             ),
         ]
@@ -208,7 +208,9 @@ fn assertion_failures_are_fails_with_their_first_line_and_location() {
         ]
     );
     let ne = loc("fail_errored", "assert_ne!");
-    let message = some("assertion `left != right` failed: labels must differ");
+    let message = some(
+        "assertion `left != right` failed: labels must differ\n  left: \"refund\"\n right: \"refund\"",
+    );
     assert_eq!(
         records("fail_errored")[..3],
         [
@@ -235,11 +237,14 @@ fn assertion_failures_are_fails_with_their_first_line_and_location() {
             ),
         ]
     );
-    // The first line only: the left/right lines of the message are dropped.
+    // Every line: the left/right lines hold the wrong answer.
     let triage = location(FILE, SOURCE, "triage", "assert_eq!");
     for (_, outcome, message, location) in records("triage::where is my order-Terse") {
         assert_eq!(outcome, "fail");
-        assert_eq!(message, some("assertion `left == right` failed"));
+        assert_eq!(
+            message,
+            some("assertion `left == right` failed\n  left: \"shipping\"\n right: \"refund\"")
+        );
         assert_eq!(location, some(&triage));
     }
 }
@@ -301,7 +306,7 @@ fn helper_assertions_with_std_messages_are_fails_and_custom_ones_errors() {
             (
                 1,
                 "fail".into(),
-                some("assertion `left == right` failed"),
+                some("assertion `left == right` failed\n  left: \"shipping\"\n right: \"refund\""),
                 some(&loc("helper_eq", "assert_eq!"))
             ),
             (

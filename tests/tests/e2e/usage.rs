@@ -211,7 +211,7 @@ fn usage_recorded_before_a_failing_assertion_is_kept() {
     assert_eq!(records[0]["outcome"], "fail");
     assert_eq!(
         records[0]["message"],
-        "assertion `left == right` failed: judge rejected the answer"
+        "assertion `left == right` failed: judge rejected the answer\n  left: \"rejected\"\n right: \"accepted\""
     );
     assert_amount(&records[0]["cost"], 0.0101);
     assert_eq!(
@@ -283,7 +283,7 @@ fn an_async_bench_records_usage_after_await_and_classifies_its_runs() {
     assert_eq!(outcomes, ["pass", "fail", "pass"]);
     assert_eq!(
         records[1]["message"],
-        "assertion `left != right` failed: second answer was wrong"
+        "assertion `left != right` failed: second answer was wrong\n  left: 2\n right: 2"
     );
     assert_eq!(
         records[1]["location"],

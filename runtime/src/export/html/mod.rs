@@ -1,7 +1,8 @@
 //! The report as one self-contained HTML page (`cargo probtest report --html`, `PROB_HTML`):
 //! per case a bar of the pass fraction with its interval and gate, the counts, cost and tokens,
 //! the status words of the terminal, a sparkline of the case over the sessions the store
-//! holds, and its failing and erroring runs; per function its estimate over its cases, and the
+//! holds, and its failing and erroring runs, grouped by what they said (each group's message
+//! whole, its runs numbered once); per function its estimate over its cases, and the
 //! comparisons as a forest plot; per model tokens and cost. Sortable and filterable by a small inline script; no network, no external files.
 //!
 //! The page is an askama template (`runtime/templates/report.html`), compiled into the crate
@@ -19,18 +20,18 @@ use std::collections::HashMap;
 use askama::Template;
 
 use crate::export::{
-    doctor_command, fraction, gates_text, interval_text, needs_attention, overall_text,
-    records_by_row, run_message, verdict_word,
+    doctor_command, failure_groups, fraction, gates_text, interval_text, needs_attention,
+    overall_text, records_by_row, verdict_word,
 };
 use crate::model::{Record, Report, Row};
-use crate::render::text::{bar_text, model_name, money, thousands, token_text};
+use crate::render::text::{bar_text, model_name, money, shown, shown_block, thousands, token_text};
 use crate::types::key::CaseKey;
 use crate::types::stats::{Rule, Verdict};
-use crate::types::status::{Outcome, Status};
+use crate::types::status::Status;
 
-/// Failing and erroring runs listed under a case; the JSON report has them all, and a page of
-/// a thousand flaky cases must stay small.
-const LISTED_RUNS: usize = 20;
+/// Groups of failing and erroring runs listed under a case; the JSON report has them all, and a
+/// page of a thousand flaky cases must stay small.
+const LISTED_GROUPS: usize = 20;
 
 /// Earlier sessions' pass rates per case, for the sparklines: what the store still holds, and
 /// the baseline the session is compared with.
@@ -67,11 +68,11 @@ impl HistorySession {
     }
 }
 
-struct RunView {
-    run: u32,
+/// Runs of a case that failed the same way: their heading, and their message whole.
+struct FailureView {
     outcome: &'static str,
+    heading: String,
     message: String,
-    elapsed: String,
 }
 
 struct CaseView {
@@ -93,7 +94,7 @@ struct CaseView {
     bar: String,
     spark: String,
     attention: bool,
-    runs: Vec<RunView>,
+    failures: Vec<FailureView>,
     runs_summary: String,
     more_runs: usize,
     doctor: String,
@@ -125,7 +126,7 @@ struct Page<'a> {
     cost: String,
     /// The cost replayed from the cassette, not spent; empty when none was.
     replayed: String,
-    warnings: &'a [String],
+    warnings: Vec<String>,
     attention: usize,
     columns: Columns,
     cases: Vec<CaseView>,
@@ -184,7 +185,11 @@ pub fn html(report: &Report, history: &History) -> String {
             String::new()
         },
         replayed: crate::render::waits::replayed_text(report).unwrap_or_default(),
-        warnings: &report.warnings,
+        warnings: report
+            .warnings
+            .iter()
+            .map(|warning| shown(warning).into_owned())
+            .collect(),
         attention: report.rows.iter().filter(|r| needs_attention(r)).count(),
         columns,
         cases,
@@ -196,7 +201,7 @@ pub fn html(report: &Report, history: &History) -> String {
             .0
             .iter()
             .map(|(model, usage)| ModelView {
-                name: model_name(model).to_string(),
+                name: shown(model_name(model)).into_owned(),
                 tokens: token_text(usage),
                 cost: money(usage.cost),
             })
@@ -243,18 +248,21 @@ fn case_view(
     if let Some(interval) = &interval {
         label.push_str(&format!(", interval {interval}"));
     }
-    let failing: Vec<&&Record> = records
+    let groups = failure_groups(records);
+    let more_runs = groups
         .iter()
-        .filter(|r| !matches!(r.outcome, Outcome::Pass | Outcome::Stopped))
-        .collect();
-    let runs = failing
+        .skip(LISTED_GROUPS)
+        .map(|group| group.runs.len())
+        .sum();
+    let failures = groups
         .iter()
-        .take(LISTED_RUNS)
-        .map(|record| RunView {
-            run: record.run,
-            outcome: record.outcome.name(),
-            message: run_message(record),
-            elapsed: format!("{:.3} s", record.elapsed),
+        .take(LISTED_GROUPS)
+        .map(|group| FailureView {
+            outcome: group.outcome.name(),
+            heading: shown(&group.heading()).into_owned(),
+            message: group
+                .message
+                .map_or(String::new(), |message| shown_block(message).into_owned()),
         })
         .collect();
     let rates: Vec<f64> = history
@@ -275,9 +283,10 @@ fn case_view(
     if let Some(baseline) = baseline {
         spark_label.push_str(&format!("; baseline {baseline:.0}%"));
     }
+    let id = shown(&row.info.case).into_owned();
     CaseView {
-        id: row.info.case.clone(),
-        search: format!("{} {}", row.info.case, status).to_lowercase(),
+        search: format!("{id} {status}").to_lowercase(),
+        id,
         tone: tone(row.status),
         fraction: fraction(row),
         rate,
@@ -305,15 +314,15 @@ fn case_view(
             .usage
             .0
             .iter()
-            .map(|(model, usage)| format!("{} {}", model_name(model), token_text(usage)))
+            .map(|(model, usage)| format!("{} {}", shown(model_name(model)), token_text(usage)))
             .collect::<Vec<_>>()
             .join("; "),
         bar: svg::bar(row.pass_rate, ci, gate_bar, tone(row.status), &label),
         spark: svg::sparkline(&rates, baseline, &spark_label),
         attention: needs_attention(row),
         runs_summary: runs_summary(row),
-        more_runs: failing.len().saturating_sub(LISTED_RUNS),
-        runs,
+        more_runs,
+        failures,
         doctor: doctor_command(row).unwrap_or_default(),
     }
 }

@@ -1,8 +1,8 @@
 //! The HTML page of a report with every kind of row: one case body per row with the terminal's
-//! status words, escaped ids, no reference outside the file, history in the sparklines, and
-//! the size of a large session.
+//! status words, escaped ids, no reference outside the file, failing runs grouped by their
+//! message, history in the sparklines, and the size of a large session.
 
-use crate::export::fixture::fixture;
+use crate::export::fixture::{fixture, WRONG_ANSWER};
 use crate::export::html::{html, History, HistorySession};
 use crate::model::Report;
 use crate::render::analysis::pct1;
@@ -52,13 +52,78 @@ fn failing_runs_are_listed_with_the_doctor_command_for_a_flaky_case() {
         body.contains("cargo probtest doctor -p fixture &#39;triage::refund please-chatty&#39;"),
         "{body}"
     );
-    assert_eq!(body.matches("<li value=").count(), 3, "{body}");
-    assert!(body.contains("(at tests/evals.rs:48:9)"), "{body}");
+    // Three messages, three groups of one run each, each run's number once.
+    assert_eq!(body.matches("<li class=\"run fail\">").count(), 3, "{body}");
+    assert!(
+        !body.contains("value="),
+        "a list number beside the run's: {body}"
+    );
+    assert!(
+        body.contains("run 8 failed at tests/evals.rs:48:9<pre>Fail in run 8</pre>"),
+        "{body}"
+    );
     let clean = page
         .split("<tbody ")
         .find(|body| body.starts_with("data-id=\"triage::refund please-Terse\""))
         .expect("the clean case");
     assert!(!clean.contains("<details>"), "{clean}");
+}
+
+#[test]
+fn identical_failures_are_one_group_with_the_whole_message() {
+    let page = html(&fixture(), &History::default());
+    let body = page
+        .split("<tbody ")
+        .find(|body| body.starts_with("data-id=\"triage::a|b &#60;c&#62;\""))
+        .expect("the failing case");
+    assert_eq!(body.matches("<li ").count(), 1, "{body}");
+    let message = WRONG_ANSWER.replace('"', "&#34;");
+    assert!(
+        body.contains(&format!(
+            "<li class=\"run fail\">10 runs (1-10) failed at tests/evals.rs:30:9<pre>{message}</pre></li>"
+        )),
+        "{body}"
+    );
+}
+
+#[test]
+fn control_characters_in_ids_messages_and_models_are_shown_escaped() {
+    use crate::model::tests::{info, record};
+    use crate::types::status::Outcome;
+    use crate::types::usage::TokenUsage;
+    let case = "evil\u{1b}[2J\u{202e}txt";
+    let usage = TokenUsage {
+        model: "m\u{1b}]0;title\u{7}".into(),
+        input_tokens: 1,
+        output_tokens: 1,
+        cached_input_tokens: 0,
+        cost: 0.5,
+    };
+    let mut failed = record(case, 1, Outcome::Fail, 0.5, vec![usage]);
+    failed.message = Some("wrong\n  left: \"\u{1b}[31mred\u{2066}\"\n\tright: \"\u{9b}x\"".into());
+    let mut report = Report::build(vec![info(case)], vec![failed], &StatsConfig::default());
+    report.warnings.push(format!("{case}: a warning"));
+    let page = html(&report, &History::default());
+    for raw in ['\u{1b}', '\u{202e}', '\u{2066}', '\u{9b}', '\u{7}'] {
+        assert!(!page.contains(raw), "{raw:?} in the page");
+    }
+    let id = "evil\\u{1b}[2J\\u{202e}txt";
+    assert!(
+        page.contains(&format!("<td class=\"id\">{id}</td>")),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!("Warning: {id}: a warning")),
+        "{page}"
+    );
+    assert!(page.contains("<td>m\\u{1b}]0;title\\u{7}</td>"), "{page}");
+    // A message keeps its lines and tabs.
+    assert!(
+        page.contains(
+            "<pre>wrong\n  left: &#34;\\u{1b}[31mred\\u{2066}&#34;\n\tright: &#34;\\u{9b}x&#34;</pre>"
+        ),
+        "{page}"
+    );
 }
 
 #[test]

@@ -500,8 +500,10 @@ pub(crate) fn space_start(delay: Duration) {
     *last = Some(Instant::now());
 }
 
-/// At most this many characters of a message are kept in a record.
-const MESSAGE_LIMIT: usize = 1000;
+/// At most this many characters of a message are kept in a record: a backstop past the
+/// runner's own cap of a failure's message (4 KiB and 40 lines), which leaves room for the
+/// frames `PROB_BACKTRACE` adds after it.
+const MESSAGE_LIMIT: usize = 8192;
 
 /// `ending` as the record of run `run` of `case`: its identity filled in, its usage one entry
 /// per model, its message cut to [`MESSAGE_LIMIT`], and its usage's cost added to its own.

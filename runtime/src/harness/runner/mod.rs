@@ -15,11 +15,13 @@ use crate::types::stats::ErrorPolicy;
 use crate::types::status::Outcome;
 
 mod future;
+mod message;
 mod panic;
 mod quick;
 
 pub use future::run_async;
-use panic::{first_line, install_panic_hook, is_std_assertion};
+use message::kept;
+use panic::{install_panic_hook, is_std_assertion};
 
 /// What a bench function may return: `()` or `Result<(), E: Debug>`.
 #[doc(hidden)]
@@ -134,7 +136,7 @@ impl Active {
                 ..active
             }),
             Err(message) => {
-                active.record(Outcome::Error, Some(message.clone()), None);
+                active.record(Outcome::Error, Some(kept(&message)), None);
                 let problem = active.problem.take();
                 Err(problem.map_or(message.clone(), |problem| format!("{message}\n{problem}")))
             }
@@ -255,7 +257,7 @@ impl Active {
             }
             Ok(Err(error)) => {
                 let message = format!("the bench returned an error: {error}");
-                self.record(Outcome::Error, Some(first_line(&message)), None);
+                self.record(Outcome::Error, Some(kept(&message)), None);
                 (Outcome::Error, Some(Failure::Message(message)))
             }
             Err(payload) => {
@@ -267,11 +269,11 @@ impl Active {
                         } else {
                             Outcome::Error
                         },
-                        // Only the first line of the payload is kept: later lines may hold
-                        // anything the program printed into it, secrets included.
+                        // Every line, redacted and capped (`message`): later lines may hold
+                        // anything the program put into it, secrets included.
                         match note.frames {
-                            Some(frames) => format!("{}\n{frames}", first_line(&note.message)),
-                            None => first_line(&note.message),
+                            Some(frames) => format!("{}\n{frames}", kept(&note.message)),
+                            None => kept(&note.message),
                         },
                         note.location,
                     ),
@@ -283,7 +285,7 @@ impl Active {
                         } else {
                             Outcome::Error
                         };
-                        (outcome, first_line(&message), None)
+                        (outcome, kept(&message), None)
                     }
                 };
                 self.record(outcome, Some(message), location);

@@ -40,10 +40,6 @@ pub(super) fn is_std_assertion(message: &str) -> bool {
     message.starts_with("assertion failed: ") || message.starts_with("assertion `left ")
 }
 
-pub(super) fn first_line(text: &str) -> String {
-    text.lines().next().unwrap_or("").to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
