@@ -372,7 +372,7 @@ pub(crate) fn escape(text: &str) -> String {
 
 /// Text as inline code, fenced with more backticks than it holds, its control characters
 /// escaped.
-fn code(text: &str) -> String {
+pub(crate) fn code(text: &str) -> String {
     let text = shown(text);
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);

@@ -5,7 +5,10 @@
 
 use std::fmt::Write;
 
+use probtest::__cli::shown;
+
 use crate::doctor::findings::json::DiagnosisJson;
+use crate::export::markdown::{code, escape as text};
 
 /// The Markdown of `diagnoses`, which took `seconds` in all.
 pub fn render(diagnoses: &[DiagnosisJson], seconds: f64) -> String {
@@ -80,7 +83,7 @@ fn section(diagnosis: &DiagnosisJson, out: &mut String) {
             }
         }
         for command in repro.command.iter().chain(&repro.plain) {
-            let _ = writeln!(out, "```sh\n{}\n```\n", one_line(command));
+            let _ = writeln!(out, "```sh\n{}\n```\n", shown(command));
         }
     }
     for warning in &diagnosis.warnings {
@@ -116,34 +119,6 @@ fn counted(count: usize, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })
 }
 
-/// `text` as an inline code span, whatever backticks it holds, on one line.
-fn code(text: &str) -> String {
-    let text = one_line(text);
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    format!("{fence}{pad}{text}{pad}{fence}")
-}
-
-/// Text that Markdown shows as written: its markup characters escaped, on one line.
-fn text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in one_line(text).chars() {
-        if matches!(
-            c,
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '&' | '~'
-        ) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// A table cell of Markdown `markdown`, whose `|` cannot end the cell (inside a code span
 /// too, where GitHub's tables still split at a bare one).
 fn cell(markdown: &str) -> String {
@@ -157,27 +132,6 @@ fn cell(markdown: &str) -> String {
         out.push(c);
     }
     out
-}
-
-/// `text` with its line breaks and other control characters as spaces or escapes, so that a
-/// test's text cannot end a code block or a table row.
-fn one_line(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' | '\r' | '\t' => out.push(' '),
-            c if c.is_control() || is_bidi_control(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// The characters that reorder the text around them when shown.
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 #[cfg(test)]
@@ -237,7 +191,7 @@ mod tests {
              | `triage::refund` | `not-flaky` | depends on the order |\n\
              \n### `b_order_victim`: `flaky-order`\n\n\
              **depends on the order**\n\n\
-             It fails after a\\_polluter.\n\n\
+             It fails after a_polluter.\n\n\
              Culprit: `a_polluter`\n\n\
              Repro (fails 10/10, at least 74% of runs at 95% confidence):\n\n\
              ```sh\ncargo probtest repro pd1:xyz\n```\n\n\
@@ -245,7 +199,7 @@ mod tests {
              \n### `triage::refund`: `not-flaky`\n\n\
              Diagnosed through its run item `triage::bench::refund::run03`.\n\n\
              **depends on the order**\n\n\
-             It fails after a\\_polluter.\n\n"
+             It fails after a_polluter.\n\n"
         );
     }
 
