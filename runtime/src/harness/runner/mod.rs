@@ -18,7 +18,7 @@ mod future;
 mod panic;
 mod quick;
 
-pub use future::run_async;
+pub use future::{run_async, run_async_item};
 use panic::{first_line, install_panic_hook, is_std_assertion};
 
 /// What a bench function may return: `()` or `Result<(), E: Debug>`.
@@ -397,10 +397,11 @@ pub fn run<R: BenchReturn + 'static>(case: &'static Case, run: u32, body: fn() -
                 })
             });
             let timed = crate::harness::timeout::run_on_thread(
-                active.cell.state(),
                 active.started,
                 timeout,
+                std::time::Duration::ZERO,
                 on_thread,
+                crate::harness::timeout::failed_body,
             );
             match timed {
                 Some(result) => result,
@@ -422,12 +423,16 @@ fn limited<R: BenchReturn>(limit: Option<&'static str>, body: fn() -> R) -> Resu
 
 impl Active {
     /// The result of a run that exceeded its timeout: an error with its message, as if the body
-    /// had panicked with it, so that gates judge it as any other error.
+    /// had panicked with it, so that gates judge it as any other error. The run is abandoned:
+    /// the limits' slots its body holds are freed, and a wait for one ends.
     fn time_out(
         &self,
         timeout: std::time::Duration,
     ) -> Result<Result<(), String>, Box<dyn Any + Send>> {
-        let message = crate::harness::timeout::message(timeout);
+        let state = self.cell.state();
+        let waiting_for = state.waiting_for();
+        state.abandon();
+        let message = crate::harness::timeout::message(timeout, waiting_for.as_deref());
         self.cell.state().note_panic(PanicNote {
             message: message.clone(),
             location: None,
