@@ -50,23 +50,35 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
         Some(attr) => quote!(#attr),
         None => quote!(#[test]),
     };
-    let item = |depth: usize, case: usize, run: u32| -> TokenStream {
+    let item = |depth: usize, case: usize, run: u32| -> (TokenStream, TokenStream) {
         let prefix = (0..depth).map(|_| quote!(super::));
         let prefix = quote!(#(#prefix)* #data_name);
         let case_static = format_ident!("CASE_{}", case);
         let call = format_ident!("call_{}", case);
-        if func.is_async() {
-            quote!(::probtest::__private::run_async(&#prefix::#case_static, #run, #prefix::#call()).await)
-        } else {
-            quote!(::probtest::__private::run(&#prefix::#case_static, #run, #prefix::#call))
-        }
+        (quote!(&#prefix::#case_static, #run), quote!(#prefix::#call))
     };
-    let asyncness = func.item.sig.asyncness;
-    let test_fn = |fn_name: &Ident, call: TokenStream| {
+    let test_fn = |fn_name: &Ident, (run, call): (TokenStream, TokenStream)| {
+        if !func.is_async() {
+            return quote_spanned! {span=>
+                #test_attr
+                #(#ignore)*
+                fn #fn_name() { ::probtest::__private::run(#run, #call) }
+            };
+        }
+        // The test attribute's runtime goes on an inner function, which the item calls: with a
+        // timeout, on a thread that a body that never yields can be left behind on. libtest
+        // does not collect the inner function as a test of its own.
         quote_spanned! {span=>
-            #test_attr
+            #[test]
             #(#ignore)*
-            #asyncness fn #fn_name() { #call }
+            #[allow(unnameable_test_items)]
+            fn #fn_name() {
+                #test_attr
+                async fn __probtest_item() {
+                    ::probtest::__private::run_async(#run, #call()).await
+                }
+                ::probtest::__private::run_async_item(#run, __probtest_item)
+            }
         }
     };
 

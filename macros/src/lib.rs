@@ -52,6 +52,11 @@ fn probability_impl(
     };
     let settings = match settings::load() {
         Ok(settings) => settings,
+        // Said at the first function only: every function of the crate would say the same,
+        // and one bad key is then one line, not one per function.
+        Err(message) if !settings::first_report(&message) => {
+            return with_item(proc_macro2::TokenStream::new(), item);
+        }
         Err(message) => {
             let error = syn::Error::new(proc_macro2::Span::call_site(), message);
             return with_item(error.to_compile_error(), item);

@@ -71,6 +71,8 @@ pub(crate) fn check(keys: &[(Ident, Expr)], errors: &mut Vec<syn::Error>) -> Run
                 value.span(),
                 "`limit` expects the name of a limit such as `limit = \"openai\"`",
             ));
+        } else if let Err(why) = probtest_settings::check_limit_key(&text) {
+            errors.push(syn::Error::new(value.span(), format!("`limit`: {why}")));
         } else {
             options.limit = Some(text);
         }

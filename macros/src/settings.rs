@@ -84,6 +84,18 @@ pub(crate) fn load() -> Result<Settings, String> {
     loaded
 }
 
+/// Whether `message`, an error of [`load`], is reported for the first time in this compiler
+/// process (which compiles one crate).
+pub(crate) fn first_report(message: &str) -> bool {
+    static REPORTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut reported = REPORTED.lock().unwrap_or_else(|poison| poison.into_inner());
+    if reported.iter().any(|known| known == message) {
+        return false;
+    }
+    reported.push(message.to_string());
+    true
+}
+
 pub(crate) fn load_uncached(
     manifest_dir: Option<&Path>,
     env: impl Fn(&str) -> Option<String>,
@@ -250,6 +262,13 @@ fn apply_table(
                         ))
                     }
                 };
+                // Checked here with the row's own parser, so that a bad value fails the build
+                // naming its file and key instead of erroring every run; the runtime parses
+                // it again (the variable may override it).
+                if let Some(row) = SETTINGS.iter().find(|row| row.key() == Some(key)) {
+                    row.check(&text)
+                        .map_err(|why| format!("{} = {value}: {why}", at(key)))?;
+                }
                 // The package's table is applied last and wins.
                 config.entries.retain(|(known, _)| known != key);
                 config.entries.push((key.to_string(), text));
@@ -289,6 +308,8 @@ fn limits_text(value: &toml::Value) -> Result<String, String> {
     };
     let mut parts = Vec::new();
     for (name, limit) in table {
+        // The text below splits on these: `"a,b=1/2"` would set another key's limits.
+        probtest_settings::check_limit_key(name).map_err(|why| format!(": {why}"))?;
         let (concurrency, per_minute) = match limit {
             toml::Value::Integer(_) => (count(name, "concurrency", Some(limit))?, String::new()),
             toml::Value::Table(fields) => {
@@ -517,6 +538,50 @@ mod tests {
         let err = load_uncached(Some(&dir), env_of(&[])).unwrap_err();
         assert!(
             err.ends_with("[package.metadata.probtest] limits.openai.concurrency must be a whole number at least 1, got 0"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_bad_runtime_value_in_the_config_fails_the_build_naming_file_and_key() {
+        let dir = temp_dir("bad-runtime");
+        let manifest = dir.join("Cargo.toml");
+        std::fs::write(
+            &manifest,
+            "[package]\nname = \"m\"\n[package.metadata.probtest]\nconfidence = 95\n",
+        )
+        .expect("write");
+        let err = load_uncached(Some(&dir), env_of(&[])).unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "{}: [package.metadata.probtest] confidence = 95: expected a number strictly between 0 and 1, got `95`; did you mean 0.95?",
+                manifest.display()
+            )
+        );
+        std::fs::write(
+            &manifest,
+            "[package]\nname = \"m\"\n[package.metadata.probtest]\ntimeout = \"soon\"\n",
+        )
+        .expect("write");
+        let err = load_uncached(Some(&dir), env_of(&[])).unwrap_err();
+        assert!(
+            err.ends_with("[package.metadata.probtest] timeout = \"soon\": expected a duration such as `30s` or `1m30s`, got `soon`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_limit_key_that_would_split_the_limits_text_is_refused() {
+        let dir = temp_dir("limit-key");
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"m\"\n[package.metadata.probtest.limits]\n\"zz,weird=1/2,yy\" = 3\n",
+        )
+        .expect("write");
+        let err = load_uncached(Some(&dir), env_of(&[])).unwrap_err();
+        assert!(
+            err.ends_with("[package.metadata.probtest] limits: the limit key \"zz,weird=1/2,yy\" holds `,`; a limit key cannot hold `,`, `=` or `/` (use letters, digits, `-`, `_` or `.`)"),
             "{err}"
         );
     }

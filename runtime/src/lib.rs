@@ -157,8 +157,12 @@
 //! `Cargo.toml`. Changing `PROB_RUNS`, `PROB_TRANSPOSE` or the config rebuilds the tests. A
 //! relative `PROB_JSON` is relative to the workspace root (the package's root outside a
 //! workspace), whichever package's tests write it; a relative config `json` is relative to the
-//! `Cargo.toml` that declares it. A bad value is an error naming the variable and the value: at
-//! compile time for `PROB_RUNS` and `PROB_TRANSPOSE`, as an error of every run for `PROB_DELAY`.
+//! `Cargo.toml` that declares it. A bad value is one line naming the variable and the value: at
+//! compile time for `PROB_RUNS`, `PROB_TRANSPOSE` and every config key (with its file); for a
+//! runtime variable (`PROB_CONFIDENCE`, `PROB_DELAY`, ...), on stderr when the test binary
+//! starts, which then exits with status 2 before any test runs (under nextest, its test list
+//! fails with the line). A limit key holding `,`, `=` or `/` is refused, in the config, the
+//! attribute and `probtest::limit`.
 //!
 //! ## Setup and teardown
 //!
@@ -271,7 +275,7 @@ pub use probtest_macros::teardown;
 pub mod __private {
     pub use crate::harness::accounting::fields;
     pub use crate::harness::registry::{register_hook, Bench, Case, Config, Hook, Layout, BENCHES};
-    pub use crate::harness::runner::{run, run_async, BenchReturn};
+    pub use crate::harness::runner::{run, run_async, run_async_item, BenchReturn};
     pub use crate::harness::verdict::{margin_verdict, verdict};
     // The gate's types by a path of their own, so that generated code does not depend on where
     // the public `stats` module puts them.

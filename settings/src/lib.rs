@@ -157,6 +157,24 @@ pub fn limit_variable(key: &str) -> String {
     variable
 }
 
+/// The characters a limit key may not hold: the config hands its limits to the runtime as
+/// `key=concurrency/per_minute,...`, where these would split one key into others.
+pub const LIMIT_KEY_FORBIDDEN: &[char] = &[',', '=', '/'];
+
+/// Whether `key` can name a limit, and if not, why (without where it came from, which the
+/// caller knows): it must not be blank, nor hold a character of [`LIMIT_KEY_FORBIDDEN`].
+pub fn check_limit_key(key: &str) -> Result<(), String> {
+    if key.trim().is_empty() {
+        return Err(format!("a limit key cannot be blank, got {key:?}"));
+    }
+    match key.chars().find(|c| LIMIT_KEY_FORBIDDEN.contains(c)) {
+        Some(c) => Err(format!(
+            "the limit key {key:?} holds `{c}`; a limit key cannot hold `,`, `=` or `/` (use letters, digits, `-`, `_` or `.`)"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The row of an environment variable.
 ///
 /// # Panics

@@ -118,6 +118,24 @@ fn durations_read_and_write_as_humantime_does() {
 }
 
 #[test]
+fn a_limit_key_that_would_split_in_the_config_text_is_refused() {
+    for key in ["openai", "open-ai.v2", "local_model", "a b"] {
+        assert_eq!(check_limit_key(key), Ok(()), "{key}");
+    }
+    for (key, c) in [("zz,weird=1/2,yy", ','), ("a=b", '='), ("api/v1", '/')] {
+        let refused = check_limit_key(key).expect_err(key);
+        assert!(
+            refused.starts_with(&format!("the limit key {key:?} holds `{c}`;")),
+            "{refused}"
+        );
+    }
+    assert_eq!(
+        check_limit_key(" "),
+        Err("a limit key cannot be blank, got \" \"".to_string())
+    );
+}
+
+#[test]
 fn run_numbers_are_as_wide_as_the_last_run() {
     for (runs, nested, leading) in [
         (0, 1, 4),

@@ -31,6 +31,11 @@ fn mode() -> &'static Result<Mode, String> {
     })
 }
 
+/// Why `PROB_CACHE` (or the config's `cache`) is refused, if it is.
+pub(crate) fn setting_problem() -> Option<&'static str> {
+    mode().as_ref().err().map(String::as_str)
+}
+
 /// The value of `call`, recorded or replayed as `PROB_CACHE` says.
 ///
 /// - `off` (the default): calls `call`.

@@ -4,11 +4,12 @@
 //! (`store::limits`); the time spent waiting for them is the run's, not its latency.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use probtest_settings::{limit_variable, LIMIT};
 
+use crate::harness::context::{Release, RunState};
 use crate::harness::{context, recorder, registry, settings};
 use crate::store::limits::{self as slots, SlotLock};
 
@@ -28,7 +29,7 @@ pub(crate) struct Limit {
 #[derive(Debug)]
 pub struct LimitGuard {
     key: String,
-    _slot: Option<SlotLock>,
+    slot: Option<Arc<HeldSlot>>,
 }
 
 impl LimitGuard {
@@ -36,6 +37,32 @@ impl LimitGuard {
     pub fn key(&self) -> &str {
         &self.key
     }
+}
+
+impl Drop for LimitGuard {
+    fn drop(&mut self) {
+        if let Some(slot) = &self.slot {
+            slot.release();
+        }
+    }
+}
+
+/// A slot shared by its guard and its run, so that a run abandoned at its timeout frees the
+/// slot though its body's thread, left running, still has the guard.
+#[derive(Debug)]
+struct HeldSlot(Mutex<Option<SlotLock>>);
+
+impl Release for HeldSlot {
+    fn release(&self) {
+        // The lock file's `flock` goes with the file.
+        drop(self.0.lock().unwrap_or_else(|p| p.into_inner()).take());
+    }
+}
+
+/// Why a wait of an abandoned run ended: its run timed out, and whoever waits on its thread
+/// must not take the limit.
+fn gave_up(key: &str) -> String {
+    format!("the run timed out waiting for limit `{key}`")
 }
 
 /// Waits until a slot of the limit `key` is free, then holds it until the guard is dropped.
@@ -58,8 +85,10 @@ impl LimitGuard {
 ///
 /// # Panics
 ///
-/// When the limit's setting is not a whole number at least 1 (naming the variable and the
-/// value), or the session's store cannot hold the lock files (naming the file).
+/// When `key` holds `,`, `=` or `/` or is blank; when the limit's setting is not a whole
+/// number at least 1 (naming the variable and the value); when the session's store cannot
+/// hold the lock files (naming the file); on the thread of a run abandoned at its timeout,
+/// which must not go on to take the limit.
 #[track_caller]
 pub fn limit(key: &str) -> LimitGuard {
     match try_limit(key) {
@@ -70,45 +99,94 @@ pub fn limit(key: &str) -> LimitGuard {
 
 /// Like [`limit`], returning the problem instead of panicking.
 pub fn try_limit(key: &str) -> Result<LimitGuard, String> {
+    probtest_settings::check_limit_key(key).map_err(|why| format!("probtest::limit: {why}"))?;
     let limit = resolved(key)?;
     let file_key = crate::store::sanitize_key(key);
     if limit.concurrency.is_none() && limit.per_minute.is_none() {
         return Ok(LimitGuard {
             key: key.to_string(),
-            _slot: None,
+            slot: None,
         });
     }
     let dir = slots::limits_dir(&session_dir()?);
     let state = context::current();
     let began = Instant::now();
     if let Some(state) = &state {
-        state.begin_wait(began);
+        state.begin_wait(began, key);
     }
-    let taken = take(&dir, &file_key, limit);
+    let taken = take(&dir, key, &file_key, limit, state.as_deref());
     let waited = began.elapsed();
     if let Some(state) = &state {
         state.end_wait(key, waited);
     }
     Ok(LimitGuard {
         key: key.to_string(),
-        _slot: taken?,
+        slot: taken?,
     })
 }
 
-fn take(dir: &std::path::Path, key: &str, limit: Limit) -> Result<Option<SlotLock>, String> {
+/// Takes a slot of `key` (named `file_key` on disk) and its start, for the run of `state`: the
+/// slot is the run's as soon as it is taken, so that the run's timeout frees it, and the waits
+/// end when the run is abandoned.
+fn take(
+    dir: &std::path::Path,
+    key: &str,
+    file_key: &str,
+    limit: Limit,
+    state: Option<&RunState>,
+) -> Result<Option<Arc<HeldSlot>>, String> {
+    let abandoned = || state.is_some_and(RunState::abandoned);
     // The slot first, then the start: a start reserved while waiting for a slot would be
     // spent by the time the slot comes, bunching the starts the limit spreads.
     let slot = match limit.concurrency {
         Some(concurrency) => {
-            Some(slots::acquire_slot(dir, key, concurrency).map_err(|error| error.to_string())?)
+            let taken = slots::acquire_slot(dir, file_key, concurrency, &abandoned)
+                .map_err(|error| error.to_string())?
+                .ok_or_else(|| gave_up(key))?;
+            let slot = Arc::new(HeldSlot(Mutex::new(Some(taken))));
+            if let Some(state) = state {
+                if !state.hold(slot.clone()) {
+                    return Err(gave_up(key));
+                }
+            }
+            Some(slot)
         }
         None => None,
     };
     if let Some(per_minute) = limit.per_minute {
-        let wait = slots::reserve_start(dir, key, per_minute).map_err(|error| error.to_string())?;
-        std::thread::sleep(wait);
+        if let Err(why) = pace(dir, key, file_key, per_minute, &abandoned) {
+            // No guard will hold the slot: it goes now, not when the run ends.
+            if let Some(slot) = &slot {
+                slot.release();
+            }
+            return Err(why);
+        }
     }
     Ok(slot)
+}
+
+/// Waits for the next start of `key` under its per-minute limit, in steps, so that a run
+/// abandoned meanwhile stops waiting.
+fn pace(
+    dir: &std::path::Path,
+    key: &str,
+    file_key: &str,
+    per_minute: u32,
+    abandoned: &dyn Fn() -> bool,
+) -> Result<(), String> {
+    let wait =
+        slots::reserve_start(dir, file_key, per_minute).map_err(|error| error.to_string())?;
+    let until = Instant::now() + wait;
+    loop {
+        if abandoned() {
+            return Err(gave_up(key));
+        }
+        let now = Instant::now();
+        if now >= until {
+            return Ok(());
+        }
+        std::thread::sleep((until - now).min(slots::MAX_POLL));
+    }
 }
 
 /// The session directory the limit files live in: this process's session.
@@ -152,6 +230,22 @@ fn config_entry(entries: &'static [(&str, &'static str)], key: &str) -> Option<&
         .iter()
         .find(|(name, _)| *name == key)
         .map(|(_, value)| *value)
+}
+
+/// Why a limit's variable among `vars` (`PROB_LIMIT_<KEY>`, `PROB_LIMIT_<KEY>_PER_MINUTE`,
+/// whatever the key) is refused, if one is: read before any run, since a run would only find
+/// out when its body asks for the limit. The config's limits were checked when the tests were
+/// built.
+pub(crate) fn setting_problem(vars: impl Iterator<Item = (String, String)>) -> Option<String> {
+    let prefix = limit_variable("");
+    for (name, text) in vars {
+        if name.starts_with(&prefix) && !text.trim().is_empty() {
+            if let Err(why) = LIMIT.parse_from(&name, &text) {
+                return Some(why);
+            }
+        }
+    }
+    None
 }
 
 /// `key`'s limit: each of its two numbers from its variable, else the config's `limits` text

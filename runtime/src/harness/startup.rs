@@ -2,15 +2,17 @@
 //! of its own that knows its test's name from `NEXTEST_TEST_NAME`, the run it holds is written
 //! to the session store at start-up rather than when its body begins. A process killed between
 //! start-up and the body (by a timeout, an OOM killer, a signal) is then an error in the
-//! session, never missing. Elsewhere (libtest's many tests per process), start-up reads two
-//! environment variables and does nothing else. With `PROB_ITEMS_OUT` set (by `cargo probtest
-//! doctor`), it also writes the binary's generated items to that file.
+//! session, never missing. Elsewhere (libtest's many tests per process), start-up reads the
+//! settings and does nothing else. Every process with benches checks its runtime settings here
+//! and, when one is refused, says so in one line and exits before any test runs or is listed.
+//! With `PROB_ITEMS_OUT` set (by `cargo probtest doctor` and `plan`), it writes the binary's
+//! generated items to that file instead, a refused setting among them.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use crate::harness::recorder::{self, Started};
-use crate::harness::registry::{self, Case};
+use crate::harness::registry::{self, Case, Config};
 
 /// The run this process started before `main`, until its item's body claims it.
 struct Early {
@@ -37,7 +39,11 @@ ctor::declarative::ctor! {
 /// will be reconciled.
 fn start_up() {
     if let Some(path) = std::env::var_os(probtest_settings::ITEMS_OUT.variable) {
+        // A listing for `cargo probtest plan` or the doctor, which carries a bad setting's
+        // problem in its file and reports it there.
         write_items(std::path::Path::new(&path));
+    } else {
+        refuse_bad_settings();
     }
     let name = match std::env::var("NEXTEST_TEST_PHASE").as_deref() {
         Ok("run") => std::env::var("NEXTEST_TEST_NAME"),
@@ -55,6 +61,46 @@ fn start_up() {
     let started = recorder::started(case, run, settings);
     *EARLY.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(Early { case, run, started });
     STARTED_EARLY.store(true, Ordering::Release);
+}
+
+/// Ends the process with one line on stderr when a runtime setting is refused, before any
+/// test runs (or is listed, under nextest, whose list then fails with the line): a bad value
+/// would make every run an error for a reason none of them has. A binary without benches
+/// reads no setting.
+fn refuse_bad_settings() {
+    let Some(bench) = registry::BENCHES.first() else {
+        return;
+    };
+    if let Some(problem) = bad_setting(&bench.config) {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr().lock(), "probtest: {problem}");
+        std::process::exit(BAD_SETTING_EXIT);
+    }
+}
+
+/// The exit status of a process that refused a setting: a usage error, as for a bad flag.
+const BAD_SETTING_EXIT: i32 = 2;
+
+/// The first refused runtime setting of this process, as one line naming its variable (or its
+/// config key) and its value.
+fn bad_setting(config: &'static Config) -> Option<String> {
+    if let Some(problem) = &crate::harness::settings::get(config).problem {
+        return Some(problem.clone());
+    }
+    let refused = crate::harness::timeout::setting_problem(config)
+        .or_else(|| {
+            crate::harness::frames::enabled()
+                .as_ref()
+                .err()
+                .map(String::as_str)
+        })
+        .or_else(crate::harness::cache::setting_problem);
+    if let Some(problem) = refused {
+        return Some(problem.to_string());
+    }
+    let vars = std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)));
+    crate::harness::limits::setting_problem(vars)
 }
 
 /// The start of run `run` of `case`, when start-up made it.

@@ -2,8 +2,11 @@
 //! `timeout`. A run that exceeds it is an error recorded at the deadline. A synchronous body runs
 //! on a thread of its own while the test's thread watches the clock; past the deadline the test
 //! item fails and the thread is left behind (Rust cannot stop a thread), said once per process.
-//! An `async` body is dropped at the deadline, which cancels it. Time spent waiting for a limit
-//! (`probtest::limit`) moves the deadline: a slow queue is not a slow call.
+//! An `async` body runs on a thread of its own too, under the test attribute's runtime, and is
+//! dropped at the deadline when it yields (which cancels it), left behind when it never does.
+//! A run left behind is abandoned: the limits' slots it holds are freed, and a wait for one
+//! ends. Time spent waiting for a limit (`probtest::limit`) counts toward the timeout: a run
+//! queued behind a hung holder ends at its deadline, saying which limit it waited for.
 //!
 //! None of this runs without a timeout: the runner asks [`of`] (two loads of resolved statics)
 //! and calls the body as before.
@@ -21,18 +24,18 @@ use std::time::{Duration, Instant};
 
 use probtest_settings::{format_duration, TIMEOUT};
 
-use crate::harness::context::RunState;
-use crate::harness::registry::Case;
+use crate::harness::registry::{Case, Config};
 
 /// What the body of a run gave: its result, or the panic that ended it.
 pub(crate) type BodyResult = Result<Result<(), String>, Box<dyn Any + Send>>;
 
-/// The message of a run that exceeded its timeout.
-pub(crate) fn message(timeout: Duration) -> String {
-    format!(
-        "the run exceeded its timeout of {}",
-        format_duration(timeout)
-    )
+/// The message of a run that exceeded its timeout, `waiting_for` a limit when it did.
+pub(crate) fn message(timeout: Duration, waiting_for: Option<&str>) -> String {
+    let timeout = format_duration(timeout);
+    match waiting_for {
+        Some(key) => format!("the run exceeded its timeout of {timeout} waiting for limit `{key}`"),
+        None => format!("the run exceeded its timeout of {timeout}"),
+    }
 }
 
 /// `PROB_TIMEOUT`, read once per process.
@@ -42,12 +45,10 @@ fn from_environment() -> &'static Result<Option<Duration>, String> {
 }
 
 /// The config's `timeout`, read once per process (a test binary is one crate: one config).
-fn from_config(case: &'static Case) -> &'static Result<Option<Duration>, String> {
+fn from_config(config: &Config) -> &'static Result<Option<Duration>, String> {
     static CONFIG: OnceLock<Result<Option<Duration>, String>> = OnceLock::new();
     CONFIG.get_or_init(|| {
-        let text = case
-            .bench
-            .config
+        let text = config
             .entries
             .iter()
             .find(|(key, _)| Some(*key) == TIMEOUT.key)
@@ -74,25 +75,37 @@ pub(crate) fn of(case: &'static Case) -> Result<Option<Duration>, &'static str> 
     if let Some(timeout) = case.bench.timeout() {
         return Ok(Some(timeout));
     }
-    from_config(case)
+    from_config(&case.bench.config)
         .as_ref()
         .map(|timeout| *timeout)
         .map_err(String::as_str)
 }
 
-/// When the run is due: its start, plus the timeout, plus what it waited for limits.
-fn due(state: &RunState, started: Instant, timeout: Duration, now: Instant) -> Instant {
-    started + timeout + state.waited(now)
+/// Why the timeout's setting (`PROB_TIMEOUT`, the config's `timeout`) is refused, if it is.
+pub(crate) fn setting_problem(config: &Config) -> Option<&'static str> {
+    match (from_environment(), from_config(config)) {
+        (Err(why), _) | (Ok(_), Err(why)) => Some(why),
+        (Ok(_), Ok(_)) => None,
+    }
 }
 
-/// Runs `body` on a thread of its own, with `state` current there, and waits for it until the
-/// deadline. `None`: the run exceeded its timeout, and its thread is left running.
-pub(crate) fn run_on_thread(
-    state: &Arc<RunState>,
+/// When the run is due: its start plus the timeout. What it waits for limits counts: a run
+/// queued behind a hung holder must end too.
+fn due(started: Instant, timeout: Duration) -> Instant {
+    started + timeout
+}
+
+/// Runs `body` on a thread of its own (named as this one, which libtest names after the test)
+/// and waits for it until the deadline, plus `grace`. `None`: the run exceeded its timeout,
+/// and its thread is left running. `failed` makes the result of a thread that could not start
+/// or died without one.
+pub(crate) fn run_on_thread<T: Send + 'static>(
     started: Instant,
     timeout: Duration,
-    body: Box<dyn FnOnce() -> BodyResult + Send>,
-) -> Option<BodyResult> {
+    grace: Duration,
+    body: Box<dyn FnOnce() -> T + Send>,
+    failed: fn(String) -> T,
+) -> Option<T> {
     let (send, receive) = mpsc::sync_channel(1);
     let name = std::thread::current().name().map(str::to_string);
     let mut builder = std::thread::Builder::new();
@@ -103,27 +116,25 @@ pub(crate) fn run_on_thread(
         let _ = send.send(body());
     });
     if let Err(error) = spawned {
-        return Some(Ok(Err(format!(
+        return Some(failed(format!(
             "could not start a thread to time the run: {error}"
-        ))));
+        )));
     }
-    loop {
-        let now = Instant::now();
-        let due = due(state, started, timeout, now);
-        if now >= due {
-            return None;
-        }
-        match receive.recv_timeout(due - now) {
-            Ok(result) => return Some(result),
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            // The thread died without sending, which catch_unwind rules out but for an abort.
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Some(Ok(Err(
-                    "the run's thread ended without a result".to_string()
-                )))
-            }
-        }
+    let due = due(started, timeout) + grace;
+    let now = Instant::now();
+    match receive.recv_timeout(due.saturating_duration_since(now)) {
+        Ok(result) => Some(result),
+        Err(mpsc::RecvTimeoutError::Timeout) => None,
+        // The thread died without sending, which catch_unwind rules out but for an abort.
+        Err(mpsc::RecvTimeoutError::Disconnected) => Some(failed(
+            "the run's thread ended without a result".to_string(),
+        )),
     }
+}
+
+/// How a body's thread that failed to give a result reads: an error of the run.
+pub(crate) fn failed_body(message: String) -> BodyResult {
+    Ok(Err(message))
 }
 
 /// Says once per process that a timed-out run's thread is still running: more threads left
@@ -144,22 +155,15 @@ pub(crate) fn note_left_behind(row: &str, run: u32, timeout: Duration) {
 /// drops (cancels) the body.
 pub(crate) struct Deadline<F> {
     future: Pin<Box<F>>,
-    state: Arc<RunState>,
     started: Instant,
     timeout: Duration,
     timer: Option<Arc<Timer>>,
 }
 
 impl<F> Deadline<F> {
-    pub(crate) fn new(
-        future: F,
-        state: Arc<RunState>,
-        started: Instant,
-        timeout: Duration,
-    ) -> Self {
+    pub(crate) fn new(future: F, started: Instant, timeout: Duration) -> Self {
         Deadline {
             future: Box::pin(future),
-            state,
             started,
             timeout,
             timer: None,
@@ -183,28 +187,21 @@ impl<F: Future> Future for Deadline<F> {
         if let Poll::Ready(output) = this.future.as_mut().poll(cx) {
             return Poll::Ready(Some(output));
         }
-        let now = Instant::now();
-        if now >= due(&this.state, this.started, this.timeout, now) {
+        if Instant::now() >= due(this.started, this.timeout) {
             return Poll::Ready(None);
         }
         match &this.timer {
             Some(timer) => {
                 *timer.waker.lock().unwrap_or_else(|p| p.into_inner()) = Some(cx.waker().clone());
             }
-            None => this.timer = start_timer(&this.state, this.started, this.timeout, cx.waker()),
+            None => this.timer = start_timer(this.started, this.timeout, cx.waker()),
         }
         Poll::Pending
     }
 }
 
-fn start_timer(
-    state: &Arc<RunState>,
-    started: Instant,
-    timeout: Duration,
-    waker: &Waker,
-) -> Option<Arc<Timer>> {
+fn start_timer(started: Instant, timeout: Duration, waker: &Waker) -> Option<Arc<Timer>> {
     let (send, receive) = mpsc::sync_channel(1);
-    let state = state.clone();
     let waker = Mutex::new(Some(waker.clone()));
     let spawned = std::thread::Builder::new()
         .name("probtest-deadline".to_string())
@@ -217,7 +214,7 @@ fn start_timer(
             let _ = send.send(timer.clone());
             while !timer.done.load(Ordering::Acquire) {
                 let now = Instant::now();
-                let due = due(&state, started, timeout, now);
+                let due = due(started, timeout);
                 if now >= due {
                     if let Some(waker) =
                         timer.waker.lock().unwrap_or_else(|p| p.into_inner()).take()
@@ -248,16 +245,17 @@ impl<F> Unpin for Deadline<F> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::context::RunState;
 
     #[test]
     fn the_message_names_the_timeout_as_written() {
         assert_eq!(
-            message(Duration::from_secs(30)),
+            message(Duration::from_secs(30), None),
             "the run exceeded its timeout of 30s"
         );
         assert_eq!(
-            message(Duration::from_millis(250)),
-            "the run exceeded its timeout of 250ms"
+            message(Duration::from_millis(250), Some("solo")),
+            "the run exceeded its timeout of 250ms waiting for limit `solo`"
         );
     }
 
@@ -282,16 +280,16 @@ mod tests {
 
     #[test]
     fn a_slow_body_is_abandoned_at_the_deadline_and_a_fast_one_is_not() {
-        let state = Arc::new(RunState::default());
         let started = Instant::now();
         let result = run_on_thread(
-            &state,
             started,
             Duration::from_millis(50),
-            Box::new(|| {
+            Duration::ZERO,
+            Box::new(|| -> BodyResult {
                 std::thread::sleep(Duration::from_secs(5));
                 Ok(Ok(()))
             }),
+            failed_body,
         );
         assert!(result.is_none());
         let elapsed = started.elapsed();
@@ -300,35 +298,39 @@ mod tests {
             "{elapsed:?}"
         );
         let result = run_on_thread(
-            &state,
             Instant::now(),
             Duration::from_secs(5),
-            Box::new(|| Ok(Err("no".to_string()))),
+            Duration::ZERO,
+            Box::new(|| -> BodyResult { Ok(Err("no".to_string())) }),
+            failed_body,
         );
         assert!(matches!(result, Some(Ok(Err(message))) if message == "no"));
     }
 
     #[test]
-    fn time_spent_waiting_for_a_limit_moves_the_deadline() {
+    fn time_spent_waiting_for_a_limit_counts_toward_the_deadline() {
         let state = Arc::new(RunState::default());
         let started = Instant::now();
         // The run waits for a limit from its start, for longer than its timeout.
-        state.begin_wait(started);
+        state.begin_wait(started, "api");
         let waiting = state.clone();
         let result = run_on_thread(
-            &state,
             started,
             Duration::from_millis(100),
-            Box::new(move || {
-                std::thread::sleep(Duration::from_millis(300));
-                waiting.end_wait("api", Duration::from_millis(300));
+            Duration::ZERO,
+            Box::new(move || -> BodyResult {
+                std::thread::sleep(Duration::from_secs(5));
+                waiting.end_wait("api", Duration::from_secs(5));
                 Ok(Ok(()))
             }),
+            failed_body,
         );
         assert!(
-            matches!(result, Some(Ok(Ok(())))),
-            "a run that waited is not timed out"
+            result.is_none(),
+            "a run that waits past its timeout times out"
         );
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(state.waiting_for().as_deref(), Some("api"));
     }
 
     #[test]
@@ -346,13 +348,11 @@ mod tests {
             .build()
             .expect("runtime");
         let started = Instant::now();
-        let state = Arc::new(RunState::default());
         let output = runtime.block_on(Deadline::new(
             async move {
                 let _flag = flag;
                 tokio::time::sleep(Duration::from_secs(5)).await;
             },
-            state.clone(),
             started,
             Duration::from_millis(50),
         ));
@@ -361,7 +361,6 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(2));
         let output = runtime.block_on(Deadline::new(
             async { 7 },
-            state,
             Instant::now(),
             Duration::from_secs(5),
         ));

@@ -17,7 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long a waiter sleeps between looks at the slots, at most. Short enough that a freed
 /// slot is taken within a few milliseconds; each look is one `flock` per slot.
-const MAX_POLL: Duration = Duration::from_millis(20);
+pub(crate) const MAX_POLL: Duration = Duration::from_millis(20);
 
 /// A held slot of a limit: dropping it (or the process dying) frees the slot.
 #[derive(Debug)]
@@ -44,9 +44,15 @@ fn open_lock_file(path: &Path) -> io::Result<File> {
         .map_err(|error| super::in_file(path, error))
 }
 
-/// Takes one of the `concurrency` slots of `key`, waiting as long as every slot is held.
-/// `key` must already be sanitized for a file name.
-pub(crate) fn acquire_slot(dir: &Path, key: &str, concurrency: u32) -> io::Result<SlotLock> {
+/// Takes one of the `concurrency` slots of `key`, waiting as long as every slot is held and
+/// `give_up` says no; `None` when it said yes first. `key` must already be sanitized for a
+/// file name.
+pub(crate) fn acquire_slot(
+    dir: &Path,
+    key: &str,
+    concurrency: u32,
+    give_up: &dyn Fn() -> bool,
+) -> io::Result<Option<SlotLock>> {
     std::fs::create_dir_all(dir).map_err(|error| super::in_file(dir, error))?;
     let concurrency = concurrency.max(1);
     // Start at a slot of our own, so that waiters do not all queue on slot 0's file.
@@ -58,10 +64,13 @@ pub(crate) fn acquire_slot(dir: &Path, key: &str, concurrency: u32) -> io::Resul
             let path = slot_path(dir, key, slot);
             let file = open_lock_file(&path)?;
             match file.try_lock() {
-                Ok(()) => return Ok(SlotLock { _file: file }),
+                Ok(()) => return Ok(Some(SlotLock { _file: file })),
                 Err(TryLockError::WouldBlock) => {}
                 Err(TryLockError::Error(error)) => return Err(super::in_file(&path, error)),
             }
+        }
+        if give_up() {
+            return Ok(None);
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(MAX_POLL);
@@ -119,7 +128,9 @@ mod tests {
             .map(|_| {
                 let (dir, held, most) = (dir.clone(), held.clone(), most.clone());
                 std::thread::spawn(move || {
-                    let _slot = acquire_slot(&dir, "api", 2).expect("slot");
+                    let _slot = acquire_slot(&dir, "api", 2, &|| false)
+                        .expect("slot")
+                        .expect("no giving up");
                     let now = held.fetch_add(1, Ordering::SeqCst) + 1;
                     most.fetch_max(now, Ordering::SeqCst);
                     std::thread::sleep(Duration::from_millis(30));
@@ -137,6 +148,27 @@ mod tests {
             .collect();
         files.sort();
         assert_eq!(files, ["api.0.lock", "api.1.lock"]);
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+
+    #[test]
+    fn a_waiter_gives_up_when_told_and_takes_no_slot() {
+        let dir = temp_dir("give-up");
+        let held = acquire_slot(&dir, "api", 1, &|| false).expect("slot");
+        assert!(held.is_some());
+        let asked = AtomicU32::new(0);
+        let waited = acquire_slot(&dir, "api", 1, &|| {
+            asked.fetch_add(1, Ordering::SeqCst) >= 2
+        })
+        .expect("no error");
+        assert!(waited.is_none(), "a waiter told to give up takes nothing");
+        assert_eq!(asked.load(Ordering::SeqCst), 3);
+        drop(held);
+        let free = acquire_slot(&dir, "api", 1, &|| true).expect("no error");
+        assert!(
+            free.is_some(),
+            "a free slot is taken before giving up is asked"
+        );
         std::fs::remove_dir_all(&dir).expect("clean up");
     }
 

@@ -1,6 +1,8 @@
 //! End-to-end: limits that hold across threads and processes (`probtest::limit`, a limit of 2
 //! never has more than 2 holders, a per-minute limit spreads starts, a killed holder frees its
-//! slot) and per-run timeouts (sync and async) under `cargo test` and `cargo nextest run`.
+//! slot) and per-run timeouts (sync and async) under `cargo test` and `cargo nextest run`: a
+//! run timed out holding a limit frees it, waiting counts toward the timeout, an async body
+//! that never yields times out, and a limit key that would split the config's text is refused.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -347,23 +349,32 @@ fn a_bad_timeout_or_limit_setting_is_one_line_naming_it() {
         ])
         .env("PROB_LIMIT_SHARED", "two")
         .run();
-    output.assert_code(101);
-    assert!(
+    // The process stops before any test runs: cargo passes its exit status on.
+    output.assert_code(2);
+    assert_eq!(
         output
-            .stdout
-            .contains("PROB_LIMIT_SHARED: expected a whole number at least 1, got `two`"),
-        "{output}"
+            .stderr
+            .matches("probtest: PROB_LIMIT_SHARED: expected a whole number at least 1, got `two`\n")
+            .count(),
+        1,
+        "said once, before any run{output}"
     );
+    assert!(!output.stdout.contains("bench_held"), "{output}");
     let output = fixture
         .cargo_test(&["--test", "limits", "--", "bench_paced"])
         .env("PROB_TIMEOUT", "soon")
         .run();
-    output.assert_code(101);
-    assert!(
+    // The process stops before any test runs: cargo passes its exit status on.
+    output.assert_code(2);
+    assert_eq!(
         output
-            .stdout
-            .contains("PROB_TIMEOUT: expected a duration such as `30s` or `1m30s`, got `soon`"),
-        "{output}"
+            .stderr
+            .matches(
+                "probtest: PROB_TIMEOUT: expected a duration such as `30s` or `1m30s`, got `soon`\n"
+            )
+            .count(),
+        1,
+        "said once, before any run{output}"
     );
 }
 
@@ -394,4 +405,168 @@ fn prob_timeout_times_out_a_bench_without_its_own() {
     for record in report_records(&report, "held") {
         assert_eq!(record["error"], "the run exceeded its timeout of 100ms");
     }
+}
+
+/// Longer than any of these runs takes, far shorter than a hang: a regression fails the test.
+const NO_HANG: Duration = Duration::from_secs(180);
+
+#[test]
+fn a_run_that_times_out_holding_a_limit_frees_its_slot_for_the_next() {
+    let fixture = fixture();
+    fixture.remove("solo-timeout.log");
+    fixture.remove("solo-timeout.json");
+    let output = fixture
+        .cargo_test(&[
+            "--test",
+            "limits",
+            "--",
+            "--ignored",
+            "solo_timeout",
+            "--test-threads",
+            "1",
+        ])
+        .env("PROB_LIMIT_SOLO", "1")
+        .env("PT_LOG", fixture.path("solo-timeout.log").to_string_lossy())
+        .env("PROB_JSON", "solo-timeout.json")
+        .within(NO_HANG)
+        .run();
+    output.assert_code(101);
+    let report = fixture.read_json("solo-timeout.json");
+    assert_eq!(
+        counts(report_row(&report, "solo_timeout")),
+        [1, 0, 1, 2],
+        "{output}"
+    );
+    let records = report_records(&report, "solo_timeout");
+    assert_eq!(records[0]["error"], "the run exceeded its timeout of 300ms");
+    assert_eq!(records[1]["outcome"], "pass", "{output}");
+    assert_eq!(fixture.read_lines("solo-timeout.log"), ["solo 2 done"]);
+    // The hung body sleeps for a minute: the second run did not wait for it.
+    let waited = records[1]["waited"].as_f64().unwrap_or(0.0);
+    assert!(waited < 10.0, "{}", records[1]);
+}
+
+#[test]
+fn waiting_for_a_limit_counts_toward_the_timeout() {
+    let fixture = fixture();
+    fixture.remove("queue.log");
+    fixture.remove("queue.json");
+    let output = fixture
+        .cargo_test(&[
+            "--test",
+            "limits",
+            "--",
+            "--ignored",
+            "queue_",
+            "--test-threads",
+            "2",
+        ])
+        .env("PROB_LIMIT_QUEUE", "1")
+        .env("PT_LOG", fixture.path("queue.log").to_string_lossy())
+        .env("PROB_JSON", "queue.json")
+        .within(NO_HANG)
+        .run();
+    output.assert_code(101);
+    let report = fixture.read_json("queue.json");
+    let waiter = report_records(&report, "queue_waiter");
+    assert_eq!(waiter.len(), 1, "{output}");
+    assert_eq!(
+        waiter[0]["error"], "the run exceeded its timeout of 1500ms waiting for limit `queue`",
+        "{output}"
+    );
+    assert_eq!(waiter[0]["waited_for"], "queue", "{}", waiter[0]);
+    let waited = waiter[0]["waited"].as_f64().expect("waited");
+    assert!((0.5..1.6).contains(&waited), "{}", waiter[0]);
+    let holder = report_records(&report, "queue_holder");
+    assert_eq!(holder[0]["error"], "the run exceeded its timeout of 4s");
+    let lines = fixture.read_lines("queue.log");
+    assert_eq!(lines, ["queue held"], "the waiter never took the limit");
+}
+
+/// Checks the runs of `bench_async_spin`: the spinning one an error at its deadline, the other
+/// passing.
+fn check_spin(output: &Output, report: &Value, log: &str) {
+    assert_eq!(
+        counts(report_row(report, "async_spin")),
+        [1, 0, 1, 2],
+        "{output}"
+    );
+    let records = report_records(report, "async_spin");
+    assert_eq!(records[0]["error"], "the run exceeded its timeout of 500ms");
+    let elapsed = records[0]["elapsed"].as_f64().expect("elapsed");
+    assert!(
+        (0.5..5.0).contains(&elapsed),
+        "recorded at the deadline: {elapsed}"
+    );
+    assert_eq!(records[1]["outcome"], "pass");
+    assert_eq!(fixture().read_lines(log), ["spin 2 done"]);
+}
+
+#[test]
+fn an_async_body_that_never_yields_times_out() {
+    let fixture = fixture();
+    fixture.remove("spin-test.log");
+    fixture.remove("spin-test.json");
+    let output = fixture
+        .cargo_test(&["--test", "limits", "--", "--ignored", "async_spin"])
+        .env("PT_LOG", fixture.path("spin-test.log").to_string_lossy())
+        .env("PROB_JSON", "spin-test.json")
+        .within(NO_HANG)
+        .run();
+    output.assert_code(101);
+    check_spin(
+        &output,
+        &fixture.read_json("spin-test.json"),
+        "spin-test.log",
+    );
+    assert_eq!(
+        output.stderr.matches("its thread is left running").count(),
+        1,
+        "{output}"
+    );
+
+    fixture.remove("spin-nextest.log");
+    fixture.remove("spin-nextest.json");
+    let output = fixture
+        .nextest(
+            "run",
+            &[
+                "--test",
+                "limits",
+                "--no-fail-fast",
+                "--run-ignored",
+                "only",
+                "async_spin",
+            ],
+        )
+        .env("PT_LOG", fixture.path("spin-nextest.log").to_string_lossy())
+        .env("PROB_JSON", "spin-nextest.json")
+        .within(NO_HANG)
+        .run();
+    output.assert_code(100);
+    check_spin(
+        &output,
+        &fixture.read_json("spin-nextest.json"),
+        "spin-nextest.log",
+    );
+}
+
+#[test]
+fn a_config_limit_key_that_would_split_into_others_fails_the_build_naming_it() {
+    let fixture = Fixture::builder("limit-key")
+        .metadata("limits = { \"zz,weird=1/2,yy\" = 3 }")
+        .test("limits", include_str!("../../fixtures/limits.rs"))
+        .build();
+    let output = fixture.cargo_test(&["--test", "limits", "--no-run"]).run();
+    output.assert_code(101);
+    let manifest = fixture.path("Cargo.toml");
+    let expected = format!(
+        "{}: [package.metadata.probtest] limits: the limit key \"zz,weird=1/2,yy\" holds `,`; a limit key cannot hold `,`, `=` or `/` (use letters, digits, `-`, `_` or `.`)",
+        manifest.display()
+    );
+    assert_eq!(
+        output.stderr.matches(&expected).count(),
+        1,
+        "one line naming the file and the key{output}"
+    );
 }

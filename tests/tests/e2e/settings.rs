@@ -1,9 +1,9 @@
 //! End-to-end: settings that shape the generated items (`PROB_RUNS`, the config's `runs`,
-//! `PROB_TRANSPOSE`) rebuild the tests when they change; bad values name the variable; the
-//! runtime settings `PROB_DELAY` and the config's `json` take effect. Each test owns its fixture
+//! `PROB_TRANSPOSE`) rebuild the tests when they change; bad values name the variable, a bad
+//! runtime setting in one line before any run; the config's `json` takes effect. Each test owns its fixture
 //! crate, because each one rebuilds it with different settings.
 
-use crate::support::{counts, report_records, report_row, Fixture, Output};
+use crate::support::{counts, report_row, Fixture, Output};
 
 /// Whether cargo compiled the fixture crate itself in this run.
 fn rebuilt(output: &Output, package: &str) -> bool {
@@ -109,50 +109,113 @@ fn prob_runs_overrides_the_attribute_and_a_change_rebuilds_the_items() {
     assert!(output.has_no_section(), "{output}");
 }
 
-#[test]
-fn a_bad_prob_delay_makes_every_run_an_error_naming_it() {
-    let fixture = Fixture::builder("delay")
-        .test("runs", include_str!("../../fixtures/runs.rs"))
-        .build();
-    fixture.remove("delay.json");
-    fixture.remove("delay.log");
-    let output = fixture
-        .cargo_test(&["--test", "runs"])
-        .env("PROB_DELAY", "-1")
-        .env("PROB_JSON", "delay.json")
-        .env("PT_LOG", fixture.path("delay.log").to_string_lossy())
-        .run();
-    output.assert_code(101);
-    let section = output.section();
-    assert_eq!(section.row("attr"), ["0/5", "ERROR"], "{output}");
-    assert_eq!(section.row("cases::1"), ["0/1", "ERROR"], "{output}");
-    assert_eq!(section.overall, "Overall: 0/7 passed (0%), 7 errored");
+/// The lines of `text` that hold `needle`.
+fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
+    text.lines().filter(|line| line.contains(needle)).collect()
+}
+
+/// Checks that a bad setting stopped the test process before anything ran: its one line said
+/// once, no backtrace, no test item run, no body, no report.
+fn check_stopped_before_any_run(output: &Output, line: &str, fixture: &Fixture) {
+    assert_eq!(
+        lines_with(&output.stdout, line).len() + lines_with(&output.stderr, line).len(),
+        1,
+        "the setting is named once{output}"
+    );
+    for noise in [
+        "panicked",
+        "stack backtrace",
+        "RUST_BACKTRACE",
+        "ERROR",
+        " ... ",
+    ] {
+        assert!(
+            !output.stdout.contains(noise) && !output.stderr.contains(noise),
+            "{noise:?} printed{output}"
+        );
+    }
+    assert!(output.has_no_section(), "{output}");
     assert!(
-        fixture.read_lines("delay.log").is_empty(),
+        fixture.read_lines("bad.log").is_empty(),
         "no body may run with a bad setting"
     );
     assert!(
-        output.stdout.contains("test bench_attr::run1 ... FAILED\n")
-            && output
-                .stdout
-                .contains("PROB_DELAY: expected a number of seconds >= 0, got `-1`"),
-        "the test items fail with the message{output}"
+        !fixture.path("bad.json").exists(),
+        "no run was recorded, so no report{output}"
     );
-    // PROB_JSON is valid, so the report is still written and tells why the runs errored.
+}
+
+#[test]
+fn a_bad_runtime_setting_is_one_line_before_any_run() {
+    let fixture = Fixture::builder("bad-setting")
+        .test("runs", include_str!("../../fixtures/runs.rs"))
+        .build();
+    let bad = |name: &str, value: &str| {
+        fixture.remove("bad.json");
+        fixture.remove("bad.log");
+        fixture
+            .cargo_test(&["--test", "runs"])
+            .env(name, value)
+            .env("PROB_JSON", "bad.json")
+            .env("PT_LOG", fixture.path("bad.log").to_string_lossy())
+    };
+    let confidence = "probtest: PROB_CONFIDENCE: expected a number strictly between 0 and 1, got `95`; did you mean 0.95?";
+    let output = bad("PROB_CONFIDENCE", "95").run();
+    // The process stops before any test runs: cargo passes its exit status on.
+    output.assert_code(2);
+    check_stopped_before_any_run(&output, confidence, &fixture);
     assert!(
-        fixture.path("delay.json").is_file(),
-        "a bad PROB_DELAY must not stop the report that PROB_JSON asks for{output}"
+        output.stderr.contains("(exit status: 2)"),
+        "the process exits non-zero{output}"
     );
-    let report = fixture.read_json("delay.json");
-    let records = report_records(&report, "attr");
-    assert_eq!(records.len(), 5);
-    for record in records {
-        assert_eq!(record["outcome"], "error");
-        assert_eq!(
-            record["error"],
-            "PROB_DELAY: expected a number of seconds >= 0, got `-1`"
-        );
+    for (name, value, line) in [
+        (
+            "PROB_DELAY",
+            "-1",
+            "probtest: PROB_DELAY: expected a number of seconds >= 0, got `-1`",
+        ),
+        (
+            "PROB_TIMEOUT",
+            "soon",
+            "probtest: PROB_TIMEOUT: expected a duration such as `30s` or `1m30s`, got `soon`",
+        ),
+        (
+            "PROB_LIMIT_OPENAI",
+            "0",
+            "probtest: PROB_LIMIT_OPENAI: expected a whole number at least 1, got `0`",
+        ),
+    ] {
+        let output = bad(name, value).run();
+        output.assert_code(2);
+        check_stopped_before_any_run(&output, line, &fixture);
     }
+
+    // Under nextest the binary is listed first: the list fails with the line, and no test
+    // process starts.
+    fixture.remove("bad.json");
+    fixture.remove("bad.log");
+    let output = fixture
+        .nextest("run", &["--test", "runs"])
+        .env("PROB_CONFIDENCE", "95")
+        .env("PROB_JSON", "bad.json")
+        .env("PT_LOG", fixture.path("bad.log").to_string_lossy())
+        .run();
+    assert_ne!(output.code, Some(0), "{output}");
+    check_stopped_before_any_run(&output, confidence, &fixture);
+
+    // The same value in the config fails the build, naming the file and the key.
+    let fixture = Fixture::builder("bad-config-setting")
+        .metadata("confidence = 95")
+        .test("runs", include_str!("../../fixtures/runs.rs"))
+        .build();
+    let output = fixture.cargo_test(&["--test", "runs"]).run();
+    output.assert_code(101);
+    let line = format!(
+        "{}: [package.metadata.probtest] confidence = 95: expected a number strictly between 0 and 1, got `95`; did you mean 0.95?",
+        fixture.path("Cargo.toml").display()
+    );
+    assert!(output.stderr.contains(&line), "{output}");
+    assert!(output.has_no_section(), "{output}");
 }
 
 #[test]

@@ -19,8 +19,11 @@ use crate::harness::registry::Case;
 use crate::types::usage::TokenUsage;
 
 pub(crate) mod capture;
+mod held;
 mod waits;
 
+use held::Held;
+pub(crate) use held::Release;
 use waits::Waits;
 
 /// The state of one run in progress, shared with handles given to spawned threads.
@@ -30,6 +33,8 @@ pub(crate) struct RunState {
     /// What the run waited for limits; apart from `data`, which the panic hook locks, since a
     /// timeout's watcher reads it while the body runs.
     waits: Mutex<Waits>,
+    /// What the run holds (its limits' slots), released when the run is abandoned.
+    held: Mutex<Held>,
     /// The run's case and number.
     origin: Option<(&'static Case, u32)>,
 }
@@ -177,20 +182,59 @@ impl RunState {
         Ok(())
     }
 
-    /// Notes that the run started waiting (for a limit) at `at`: a timeout's deadline moves by
-    /// the wait while it lasts.
-    pub(crate) fn begin_wait(&self, at: Instant) {
-        self.lock_waits().since = Some(at);
+    /// Notes that the run started waiting for the limit `key` at `at`: a run that times out
+    /// while it waits says what it waited for.
+    pub(crate) fn begin_wait(&self, at: Instant, key: &str) {
+        let mut waits = self.lock_waits();
+        waits.since = Some(at);
+        waits.waiting_for = Some(key.to_string());
+    }
+
+    /// The limit the run is waiting for, while it waits.
+    pub(crate) fn waiting_for(&self) -> Option<String> {
+        self.lock_waits().waiting_for.clone()
+    }
+
+    fn lock_held(&self) -> MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Keeps `item` to be released if the run is abandoned; `false`, with `item` released,
+    /// when it already was (the body's thread took it after its run's timeout).
+    pub(crate) fn hold(&self, item: std::sync::Arc<dyn Release>) -> bool {
+        let mut held = self.lock_held();
+        if held.abandoned {
+            drop(held);
+            item.release();
+            return false;
+        }
+        // What was released by its owner goes: a run that takes a limit in a loop keeps one.
+        held.items
+            .retain(|kept| std::sync::Arc::strong_count(kept) > 1);
+        held.items.push(item);
+        true
+    }
+
+    /// Abandons the run, at its timeout: releases all it holds, and whatever it takes later.
+    pub(crate) fn abandon(&self) {
+        let items = {
+            let mut held = self.lock_held();
+            held.abandoned = true;
+            std::mem::take(&mut held.items)
+        };
+        for item in items {
+            item.release();
+        }
+    }
+
+    /// Whether the run was abandoned: what still runs of it must stop waiting.
+    pub(crate) fn abandoned(&self) -> bool {
+        self.lock_held().abandoned
     }
 
     /// Notes that the run waited `waited` for `key`, ending the wait in progress.
     pub(crate) fn end_wait(&self, key: &str, waited: Duration) {
         self.lock_waits().add(key, waited);
-    }
-
-    /// Everything the run waited so far, a wait in progress included.
-    pub(crate) fn waited(&self, now: Instant) -> Duration {
-        self.lock_waits().total(now)
     }
 
     /// Keeps what the panic hook (or a timeout) saw of the panic that ends the run.
@@ -210,7 +254,9 @@ impl RunState {
             data.finished = true;
             (std::mem::take(&mut data.usage), data.cost, data.replayed)
         };
-        let waits = self.lock_waits();
+        let mut waits = self.lock_waits();
+        // A run that ends while it waits (at its timeout) waited for that limit until now.
+        waits.end_ongoing(Instant::now());
         // Most runs take no limit: nothing to add up.
         let (waited, waited_for) = if waits.since.is_none() && waits.by_key.is_empty() {
             (Duration::ZERO, None)
@@ -289,6 +335,28 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn abandoning_a_run_releases_what_it_holds_and_whatever_it_takes_later() {
+        struct Counted(std::sync::atomic::AtomicU32);
+        impl Release for Counted {
+            fn release(&self) {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let released = |item: &Arc<Counted>| item.0.load(std::sync::atomic::Ordering::SeqCst);
+        let state = RunState::default();
+        let (held, later) = (Arc::new(Counted(0.into())), Arc::new(Counted(0.into())));
+        assert!(state.hold(held.clone()));
+        assert!(!state.abandoned());
+        state.abandon();
+        assert!(state.abandoned());
+        assert_eq!(released(&held), 1, "held at the timeout: released then");
+        assert!(!state.hold(later.clone()), "taken after it: refused");
+        assert_eq!(released(&later), 1, "and released at once");
+        state.abandon();
+        assert_eq!(released(&held), 1, "released once");
+    }
 
     #[test]
     fn a_run_that_asks_for_nothing_makes_no_state() {

@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 /// What a run waited for its limits: the keys and their waits, the longest first when shown.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(super) struct Waits {
-    /// Since when the run has been waiting, while it waits: a timeout's deadline moves by it.
+    /// Since when the run has been waiting, while it waits.
     pub(super) since: Option<Instant>,
+    /// The limit the run is waiting for, while it waits.
+    pub(super) waiting_for: Option<String>,
     /// Each key and how long the run waited for it.
     pub(super) by_key: Vec<(String, Duration)>,
 }
@@ -24,9 +26,17 @@ impl Waits {
 
     pub(super) fn add(&mut self, key: &str, wait: Duration) {
         self.since = None;
+        self.waiting_for = None;
         match self.by_key.iter_mut().find(|(known, _)| known == key) {
             Some((_, total)) => *total += wait,
             None => self.by_key.push((key.to_string(), wait)),
+        }
+    }
+
+    /// Ends the wait in progress at `now`, as a wait for its key.
+    pub(super) fn end_ongoing(&mut self, now: Instant) {
+        if let (Some(since), Some(key)) = (self.since, self.waiting_for.take()) {
+            self.add(&key, now - since);
         }
     }
 
@@ -56,5 +66,27 @@ mod tests {
         assert_eq!(waits.since, None);
         assert_eq!(waits.total(Instant::now()), Duration::from_secs(5));
         assert_eq!(waits.longest(), Some("b"));
+    }
+
+    #[test]
+    fn a_wait_in_progress_ends_as_a_wait_for_its_key() {
+        let mut waits = Waits::default();
+        let start = Instant::now();
+        waits.since = Some(start);
+        waits.waiting_for = Some("solo".to_string());
+        waits.end_ongoing(start + Duration::from_millis(300));
+        assert_eq!(waits.since, None);
+        assert_eq!(waits.waiting_for, None);
+        assert_eq!(
+            waits.by_key,
+            [("solo".to_string(), Duration::from_millis(300))]
+        );
+        assert_eq!(waits.longest(), Some("solo"));
+        waits.end_ongoing(start + Duration::from_secs(5));
+        assert_eq!(
+            waits.total(start),
+            Duration::from_millis(300),
+            "nothing in progress"
+        );
     }
 }

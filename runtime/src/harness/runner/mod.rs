@@ -19,7 +19,7 @@ mod message;
 mod panic;
 mod quick;
 
-pub use future::run_async;
+pub use future::{run_async, run_async_item};
 use message::kept;
 use panic::{install_panic_hook, is_std_assertion};
 
@@ -399,10 +399,11 @@ pub fn run<R: BenchReturn + 'static>(case: &'static Case, run: u32, body: fn() -
                 })
             });
             let timed = crate::harness::timeout::run_on_thread(
-                active.cell.state(),
                 active.started,
                 timeout,
+                std::time::Duration::ZERO,
                 on_thread,
+                crate::harness::timeout::failed_body,
             );
             match timed {
                 Some(result) => result,
@@ -424,12 +425,16 @@ fn limited<R: BenchReturn>(limit: Option<&'static str>, body: fn() -> R) -> Resu
 
 impl Active {
     /// The result of a run that exceeded its timeout: an error with its message, as if the body
-    /// had panicked with it, so that gates judge it as any other error.
+    /// had panicked with it, so that gates judge it as any other error. The run is abandoned:
+    /// the limits' slots its body holds are freed, and a wait for one ends.
     fn time_out(
         &self,
         timeout: std::time::Duration,
     ) -> Result<Result<(), String>, Box<dyn Any + Send>> {
-        let message = crate::harness::timeout::message(timeout);
+        let state = self.cell.state();
+        let waiting_for = state.waiting_for();
+        state.abandon();
+        let message = crate::harness::timeout::message(timeout, waiting_for.as_deref());
         self.cell.state().note_panic(PanicNote {
             message: message.clone(),
             location: None,

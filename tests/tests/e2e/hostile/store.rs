@@ -22,7 +22,7 @@ const SESSION_CONTENTS: &[&str] = &[
 ];
 
 #[test]
-fn a_session_key_that_names_no_session_fails_the_runs_and_writes_nothing_stray() {
+fn a_session_key_that_names_no_session_stops_the_process_and_writes_nothing_stray() {
     let sessions = support::shared_target_dir()
         .join("probtest")
         .join("sessions");
@@ -31,11 +31,17 @@ fn a_session_key_that_names_no_session_fails_the_runs_and_writes_nothing_stray()
         .cargo_test(&["--test", "once"])
         .env("PROB_SESSION", "..")
         .run();
-    output.assert_code(101);
-    assert!(
-        output.stdout.contains("test bench_once ... FAILED\n") && output.stdout.contains(message),
-        "the item fails with the message{output}"
+    // The process stops before any test runs: cargo passes its exit status on.
+    output.assert_code(2);
+    assert_eq!(
+        output
+            .stderr
+            .matches(&format!("probtest: {message}\n"))
+            .count(),
+        1,
+        "the process says so once, before any run{output}"
     );
+    assert!(!output.stdout.contains("bench_once"), "no item ran{output}");
     let stray: Vec<String> = fs::read_dir(&sessions)
         .expect("the sessions directory")
         .filter_map(Result::ok)

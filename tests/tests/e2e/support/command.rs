@@ -44,6 +44,8 @@ pub struct Run {
     pub(super) manifest: Option<PathBuf>,
     pub(super) cwd: PathBuf,
     pub(super) envs: Vec<(String, String)>,
+    /// How long it may run; [`TIMEOUT`] when `None`.
+    pub(super) timeout: Option<Duration>,
 }
 
 /// Variables of the outer test process that would change what the nested cargo or the fixture's
@@ -102,6 +104,14 @@ impl Run {
         self
     }
 
+    /// Bounds the command: past `bound`, it and every process it started (cargo's test
+    /// binaries among them) are killed, and the test fails saying so. For a command that must
+    /// not hang, so that a regression fails instead of hanging the suite.
+    pub fn within(mut self, bound: Duration) -> Self {
+        self.timeout = Some(bound);
+        self
+    }
+
     /// Runs cargo from `dir` instead of the fixture's root.
     pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = dir.into();
@@ -156,6 +166,10 @@ impl Run {
         // Taken before the clock starts: waiting for a test that has the machine alone is not
         // the command's time.
         let _machine = super::machine::share();
+        let bound = self.timeout.unwrap_or(TIMEOUT);
+        // A group of its own, so that a command killed past its bound takes the test binaries
+        // it started with it: they hold the output pipes open.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let started = Instant::now();
         let mut child = command
             .spawn()
@@ -166,10 +180,12 @@ impl Run {
             if let Some(status) = child.try_wait().expect("wait for cargo") {
                 break status;
             }
-            if started.elapsed() > TIMEOUT {
+            if started.elapsed() > bound {
+                let group = format!("-{}", child.id());
+                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("`{description}` ran longer than {TIMEOUT:?}");
+                panic!("`{description}` ran longer than {bound:?}");
             }
             std::thread::sleep(Duration::from_millis(50));
         };
