@@ -49,7 +49,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 pub(crate) mod file_io;
@@ -135,6 +135,8 @@ pub(crate) struct ReportFile {
     session: Session,
     /// The report's path, its symlinks followed: patched and renamed at the file itself.
     path: PathBuf,
+    /// The state of this report path, its index and row states: `report/<hash of the path>`.
+    dir: PathBuf,
     /// Whether the path is a character device or a FIFO (`/dev/null`, a pipe): such a report
     /// cannot be patched in place, and is written whole when a run finishes and at exit.
     stream: bool,
@@ -155,9 +157,14 @@ impl ReportFile {
             Ok(Target::Stream(target)) => (target, true),
             Err(_) => (path, false),
         };
+        let dir = session
+            .dir()
+            .join("report")
+            .join(hex_hash(path.as_os_str().as_encoded_bytes()));
         ReportFile {
             session,
             path,
+            dir,
             stream,
             stats,
             expected_rows: || 0,
@@ -177,9 +184,8 @@ impl ReportFile {
     }
 
     /// The state of this report path: its index and row states.
-    fn dir(&self) -> PathBuf {
-        self.reports_dir()
-            .join(hex_hash(&String::from_utf8_lossy(self.path_bytes())))
+    fn dir(&self) -> &Path {
+        &self.dir
     }
 
     fn path_bytes(&self) -> &[u8] {
@@ -244,7 +250,7 @@ impl ReportFile {
                 Change::Finish { .. } => self.rebuild_locked(handles),
             };
         }
-        let prepared = self.prepare(handles, change).ok().flatten();
+        let prepared = self.prepare(handles, change);
         let described = prepared
             .as_ref()
             .and_then(|prepared| prepared.existing.as_ref())

@@ -3,6 +3,7 @@
 //!
 //! Layer: store.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use crate::format::report::{push_record, record_of, records_capacity, records_te
 use crate::model::aggregate::RowSums;
 use crate::model::{Record, Report};
 use crate::store::atomic::write_atomically;
-use crate::store::live::file_io::{padded, row_capacity, row_file_name};
+use crate::store::live::file_io::{padded, row_file_name, row_slot};
 use crate::store::live::state::{Index, OpenRun, RowState, Slot};
 use crate::store::live::{Handles, ReportFile, RECORD_SLACK, TAIL};
 use crate::store::session_dir::{note_store, SessionData};
@@ -22,10 +23,9 @@ use crate::types::time::rfc3339_now;
 struct Rebuilt {
     /// Each record's process and ticket, for a run still in flight.
     open: Vec<Option<(String, u64)>>,
-    /// The cases the store describes (a row of any other keeps asking for a description).
-    described: std::collections::BTreeSet<CaseKey>,
-    generation: u64,
-    created: String,
+    /// The cases the store describes (a row of any other keeps asking for a description), when
+    /// the report is left patchable.
+    described: BTreeSet<CaseKey>,
     unrecorded: u64,
     patchable: Patchable,
 }
@@ -50,20 +50,11 @@ impl ReportFile {
         data: SessionData,
         patchable: Patchable,
     ) -> (Report, io::Result<()>) {
-        let old: Option<Index> = fs::read(self.dir().join("index"))
-            .ok()
-            .and_then(|bytes| Index::decode_any(&bytes));
-        let generation = old.as_ref().map_or(1, |index| index.generation + 1);
-        let created = old
-            .as_ref()
-            .filter(|index| index.path == self.path_bytes())
-            .map_or_else(rfc3339_now, |index| index.created.clone());
-        let data_unrecorded = data.unrecorded;
-        let described: std::collections::BTreeSet<CaseKey> = data
-            .cases
-            .iter()
-            .map(|info| info.key().to_owned_key())
-            .collect();
+        let described = match patchable {
+            Patchable::Yes => data.cases.iter().map(|c| c.key().to_owned_key()).collect(),
+            Patchable::No | Patchable::Final => BTreeSet::new(),
+        };
+        let unrecorded = data.unrecorded;
         let paired = data.records.into_iter().zip(data.open).collect();
         let (mut report, open) = Report::build_with(data.cases, paired, &self.stats);
         if patchable == Patchable::Final {
@@ -78,9 +69,7 @@ impl ReportFile {
             Rebuilt {
                 open,
                 described,
-                generation,
-                created,
-                unrecorded: data_unrecorded,
+                unrecorded,
                 patchable,
             },
         );
@@ -95,8 +84,14 @@ impl ReportFile {
         rebuilt: Rebuilt,
     ) -> io::Result<()> {
         let patchable = rebuilt.patchable;
-        let mut text =
-            crate::format::report::header(&rebuilt.created, self.session.key(), &self.stats)?;
+        // What a rebuild carries over, written before any change: a change that stopped halfway
+        // leaves it readable.
+        let old = fs::read(self.dir().join("index"))
+            .ok()
+            .and_then(|bytes| Index::decode(&bytes, true));
+        let generation = old.as_ref().map_or(1, |index| index.generation + 1);
+        let created = old.map_or_else(rfc3339_now, |index| index.created);
+        let mut text = crate::format::report::header(&created, self.session.key(), &self.stats)?;
         // A final report is analysed: it carries the analysis' explanations too.
         let explained = (patchable == Patchable::Final)
             .then(|| crate::render::explained::explanations(report))
@@ -127,11 +122,9 @@ impl ReportFile {
             let prefix = row.info.row_prefix()?;
             let texts = explained.as_ref().and_then(|e| e.rows.get(position));
             let tail = row.tail_json_explained(texts)?;
-            let capacity = row_capacity((prefix.len() + tail.len()) as u64);
-            let offset = text.len() as u64;
-            let prefix_len = prefix.len() as u64;
+            let (capacity, tail_slot) = row_slot(text.len() as u64, prefix.len(), tail.len());
             text.push_str(&padded(prefix + &tail, capacity).unwrap_or_default());
-            let mut state = RowState::new(&row.info, Slot { offset, capacity }, prefix_len);
+            let mut state = RowState::new(&row.info, tail_slot);
             state.update(row, &self.stats);
             // A row of a case whose description was lost (a torn line) keeps asking for one.
             state.described = rebuilt.described.contains(&row.info.key().to_owned_key());
@@ -181,22 +174,21 @@ impl ReportFile {
         self.write_whole(text.as_bytes())?;
         fs::create_dir_all(self.dir())?;
         if patchable == Patchable::Yes && !self.stream {
-            let rows_dir = self.dir().join(format!("rows-{}", rebuilt.generation));
+            let rows_dir = self.dir().join(format!("rows-{generation}"));
             fs::create_dir_all(&rows_dir)?;
             for state in &states {
                 fs::write(rows_dir.join(row_file_name(state.key())), state.encode()?)?;
             }
         }
         let index = Index {
-            path: self.path_bytes().to_vec(),
-            generation: rebuilt.generation,
+            generation,
             file_len: match patchable {
                 Patchable::Yes => text.len() as u64,
                 // An index that describes no file: a process that would patch the report
                 // rebuilds it first.
                 Patchable::No | Patchable::Final => u64::MAX,
             },
-            created: rebuilt.created,
+            created,
             head: head_slot,
             rows_free,
             rows_end,
@@ -222,7 +214,7 @@ impl ReportFile {
                 let stale = name
                     .strip_prefix("rows-")
                     .and_then(|g| g.parse::<u64>().ok())
-                    .is_some_and(|g| g != rebuilt.generation);
+                    .is_some_and(|g| g != generation);
                 if stale {
                     let _ = fs::remove_dir_all(entry.path());
                 }

@@ -93,7 +93,7 @@ impl Harness {
 }
 
 fn index_of(report: &ReportFile) -> Index {
-    Index::decode(&fs::read(report.dir().join("index")).expect("index")).expect("decodes")
+    Index::decode(&fs::read(report.dir().join("index")).expect("index"), false).expect("decodes")
 }
 
 fn read_report(path: &Path) -> Report {
