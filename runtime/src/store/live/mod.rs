@@ -178,6 +178,11 @@ impl ReportFile {
         self
     }
 
+    /// Whether the report is a character device or a FIFO, written whole, never patched.
+    pub(crate) fn is_stream(&self) -> bool {
+        self.stream
+    }
+
     /// Where the session's report state lives: the lock, and a directory per report path.
     fn reports_dir(&self) -> PathBuf {
         self.session.dir().join("report")

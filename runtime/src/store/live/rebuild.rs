@@ -24,7 +24,7 @@ struct Rebuilt {
     /// Each record's process and ticket, for a run still in flight.
     open: Vec<Option<(String, u64)>>,
     /// The cases the store describes (a row of any other keeps asking for a description), when
-    /// the report is left patchable.
+    /// the report is left patchable (else none).
     described: BTreeSet<CaseKey>,
     unrecorded: u64,
     patchable: Patchable,
@@ -84,6 +84,9 @@ impl ReportFile {
         rebuilt: Rebuilt,
     ) -> io::Result<()> {
         let patchable = rebuilt.patchable;
+        // Only a report patched after is left room to grow and the state that patching reads;
+        // a process that would patch another rebuilds it first.
+        let patched = patchable == Patchable::Yes && !self.stream;
         // What a rebuild carries over, written before any change: a change that stopped halfway
         // leaves it readable.
         let old = fs::read(self.dir().join("index"))
@@ -111,35 +114,42 @@ impl ReportFile {
         )?;
         let head_slot = Slot {
             offset: text.len() as u64,
-            capacity: head.len() as u64 * 2 + 256,
+            capacity: if patched {
+                head.len() as u64 * 2 + 256
+            } else {
+                head.len() as u64
+            },
         };
         text.push_str(&padded(head, head_slot.capacity).unwrap_or_default());
         text.push_str(",\n\"rows\":[");
         let rows_start = text.len() as u64;
-        let mut states: Vec<RowState> = Vec::with_capacity(report.rows.len());
+        let mut states: Vec<RowState> = Vec::new();
         for (position, row) in report.rows.iter().enumerate() {
             text.push_str(if position == 0 { "\n" } else { ",\n" });
             let prefix = row.info.row_prefix()?;
             let texts = explained.as_ref().and_then(|e| e.rows.get(position));
             let tail = row.tail_json_explained(texts)?;
-            let (capacity, tail_slot) = row_slot(text.len() as u64, prefix.len(), tail.len());
-            text.push_str(&padded(prefix + &tail, capacity).unwrap_or_default());
-            let mut state = RowState::new(&row.info, tail_slot);
-            state.update(row, &self.stats);
-            // A row of a case whose description was lost (a torn line) keeps asking for one.
-            state.described = rebuilt.described.contains(&row.info.key().to_owned_key());
-            states.push(state);
+            if !patched {
+                text.push_str(&prefix);
+                text.push_str(&tail);
+            } else {
+                let (capacity, tail_slot) = row_slot(text.len() as u64, prefix.len(), tail.len());
+                text.push_str(&padded(prefix + &tail, capacity).unwrap_or_default());
+                let mut state = RowState::new(&row.info, tail_slot);
+                state.update(row, &self.stats);
+                // A row of a case whose description was lost (a torn line) keeps asking for one.
+                state.described = rebuilt.described.contains(&row.info.key().to_owned_key());
+                states.push(state);
+            }
         }
         let rows_free = text.len() as u64;
-        let free = match patchable {
-            // Never patched: a process that would patch it rebuilds it first.
-            Patchable::No | Patchable::Final => 0,
-            Patchable::Yes => self.room_for_rows(rows_free - rows_start, report.rows.len()),
-        };
-        text.push_str(&" ".repeat(free as usize));
+        if patched {
+            let free = self.room_for_rows(rows_free - rows_start, report.rows.len());
+            text.push_str(&" ".repeat(free as usize));
+        }
         let rows_end = text.len() as u64;
         text.push_str("\n],\"records\":[");
-        if rebuilt.open.iter().all(Option::is_none) {
+        if !patched || rebuilt.open.iter().all(Option::is_none) {
             // No record is patched later: none needs its place noted.
             text.push_str(&closed_records_text(&report.records)?);
         } else {
@@ -173,35 +183,39 @@ impl ReportFile {
 
         self.write_whole(text.as_bytes())?;
         fs::create_dir_all(self.dir())?;
-        if patchable == Patchable::Yes && !self.stream {
+        let index = if patched {
             let rows_dir = self.dir().join(format!("rows-{generation}"));
             fs::create_dir_all(&rows_dir)?;
             for state in &states {
                 fs::write(rows_dir.join(row_file_name(state.key())), state.encode()?)?;
             }
-        }
-        let index = Index {
-            generation,
-            file_len: match patchable {
-                Patchable::Yes => text.len() as u64,
-                // An index that describes no file: a process that would patch the report
-                // rebuilds it first.
-                Patchable::No | Patchable::Final => u64::MAX,
-            },
-            created,
-            head: head_slot,
-            rows_free,
-            rows_end,
-            row_count: report.rows.len() as u64,
-            records_end,
-            record_count: report.records.len() as u64,
-            totals: report.totals.clone(),
-            sums: RowSums {
-                // The report's warnings, the store's among them, stay in the patched head.
-                warnings: report.warnings.clone(),
-                ..RowSums::of_rows(&report.rows, &self.stats)
-            },
-            unrecorded: rebuilt.unrecorded,
+            Index {
+                generation,
+                file_len: text.len() as u64,
+                created,
+                head: head_slot,
+                rows_free,
+                rows_end,
+                row_count: report.rows.len() as u64,
+                records_end,
+                record_count: report.records.len() as u64,
+                totals: report.totals.clone(),
+                sums: RowSums {
+                    // The report's warnings, the store's among them, stay in the patched head.
+                    warnings: report.warnings.clone(),
+                    ..RowSums::of_rows(&report.rows, &self.stats)
+                },
+                unrecorded: rebuilt.unrecorded,
+            }
+        } else {
+            // What the next rebuild carries over, in an index that describes no file: a process
+            // that would patch the report rebuilds it first.
+            Index {
+                generation,
+                file_len: u64::MAX,
+                created,
+                ..Index::default()
+            }
         };
         fs::write(self.dir().join("index"), index.encode()?)?;
         handles.index = None;
@@ -298,11 +312,6 @@ impl ReportFile {
         let per_row = if rows == 0 { 512 } else { used / rows as u64 };
         let missing = ((self.expected_rows)() as u64).saturating_sub(rows as u64);
         used.max(missing * per_row).max(MIN_ROWS_FREE)
-    }
-
-    /// Whether the report is a character device or a FIFO, written whole, never patched.
-    pub(crate) fn is_stream(&self) -> bool {
-        self.stream
     }
 }
 
