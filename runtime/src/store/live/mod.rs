@@ -25,12 +25,18 @@
 //!
 //! Each change reads and rewrites two small binary files in place (the index, with offsets and
 //! totals, and the touched row's state, with its counts and the slots of its runs in flight; see
-//! `report_state`) and creates none, except a row state for a case seen for the first time. A
-//! row is written as its case's fixed prefix and a tail of counts and verdict; a change
-//! rewrites the tail alone. When something does not fit (a new row with no
-//! free space, a slot that outgrew its padding) or the files disagree (a writer died halfway,
-//! the report was deleted), the report is rebuilt from the session store, in source order, with
-//! room to grow: the free space doubles, so rebuilds are logarithmic in the session's size.
+//! `state`) and creates none, except a row state for a case seen for the first time. A row is
+//! written as its case's fixed prefix and a tail of counts and verdict; a change rewrites the
+//! tail alone. When something does not fit (a new row with no free space, a slot that outgrew
+//! its padding) or the files disagree (a writer died halfway, the report was deleted), the
+//! report is rebuilt from the session store, in source order, with room to grow: the free space
+//! doubles, so rebuilds are logarithmic in the session's size.
+//!
+//! The two files are what keeps a run's cost flat. Measured in the unoptimized test build (one
+//! process per run, as under nextest), a run's start and end patched in place take about 0.2 ms
+//! at 1,000 runs and at 4,000 alike; one rebuild from the log takes about 50 ms at 1,000 runs
+//! and 250 ms at 4,000, and a run makes two changes, against nextest's own 6 to 7 ms of CPU
+//! time per test.
 //!
 //! Every change happens under an exclusive lock on `report/lock` in the session directory.
 //! Processes of one session can name different report paths (per-package settings); each
