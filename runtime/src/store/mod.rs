@@ -14,14 +14,14 @@
 //! | File | Written by | Read by | Format | Lives |
 //! |---|---|---|---|---|
 //! | `session.json` | the first process of the session (`Session::create`), once | listing and pruning sessions (when it started), `Session::latest` | JSON `{"key","started"}` (nanoseconds since the epoch) | the session |
-//! | `runs.jsonl` | every process (`log`): a line per process, per case it describes, per run's start and end; `cargo probtest run --nextest` through each test binary (`Session::append_items`): what nextest will run | `Session::load` (`format::store_lines`) for every report, early stopping's tally (`stopping`) | JSON lines tagged `"t"`: `process`, `case`, `items`, `start`, `end`; each line begins with a newline, written in one `write` under an exclusive `File::lock` | the session |
+//! | `runs.jsonl` | every process (`log`): a line per process, per case it describes, per run's start and end; `cargo probtest run --nextest` through each test binary (`Session::append_items`): what nextest will run | `Session::load` (`format::store_lines`) for every report, early stopping's tally (`case_counts`) | JSON lines tagged `"t"`: `process`, `case`, `items`, `start`, `end`; each line begins with a newline, written in one `write` under an exclusive `File::lock` | the session |
 //! | `unrecorded` | made with `session.json`; a process that could not record runs adds to it in place (`unrecorded`) | `Session::load` (a warning and a failing exit status) | 512 bytes: `PTU1`, the count, the first reason | the session |
 //! | `procs/<proc>.slots` | a process of many runs (libtest's), through a memory map (`slots`) | `Session::load`; the process itself at exit (`SlotFile::read_own`); whether a process is alone in its session | 64-byte header (`PTS1`), then 32-byte slots, one per run | the session |
 //! | `limits/<key>.<n>.lock` | processes holding slot `n` of a `concurrency` limit (`limits`) | the same: `flock`, no content | empty | the session |
 //! | `limits/<key>.rate` | processes starting a run of a `per_minute` limit, under its `flock` | the same | the next free start, microseconds since the epoch, as text | the session |
 //! | `report/lock` | each process keeping the session's JSON report (`live`) appends its report path at its first change | the same, at every change (the session's other report paths) | a line per path: its bytes in hex, a tab, its statistics settings as JSON when not the defaults; the file's `flock` orders every change to the report | the session |
-//! | `report/<hash of path>/index` | `live`: rewritten in place at every change, whole at a rebuild | `live`, at every change | binary (`PTI3`, `live::state`): the report file's slots, the running totals and `model::aggregate::RowSums` | until the next rebuild rewrites it |
-//! | `report/<hash of path>/rows-<generation>/<hash of case>.row` | `live`: made at a case's first run or at a rebuild of a report that is patched (one run per process), rewritten in place | `live`, at each run of the case | binary (`PTR2`, `live::state`): the row's slot, counts and runs in flight | until the next generation's rebuild removes them |
+//! | `report/<hash of path>/index` | `live`: rewritten in place at every change, whole at a rebuild (by a rebuild that leaves the report unpatched, a process's fold: its generation and creation time alone) | `live`, at every change | binary (`PTI4`, `live::state`): the report file's slots, the running totals and `model::aggregate::RowSums` | until the next rebuild rewrites it |
+//! | `report/<hash of path>/rows-<generation>/<hash of case>.row` | `live`: made at a case's first run or at a rebuild of a report that is patched (one run per process), rewritten in place | `live`, at each run of the case | binary (`PTR3`, `live::state`): the slot of the row's tail, its counts and runs in flight | until the next generation's rebuild removes them |
 //! | `report/<hash of path>/full` | `live`, when writing the whole report found the disk full | `live`, before writing the whole report again | the error's text; its age is a 10 s back-off | until a whole report is written |
 //!
 //! Not in a session directory: the cassette of `probtest::cached` (`cache`, under
@@ -46,7 +46,8 @@
 //! current run by run; `atomic` writes whole files.
 //!
 //! Layer: store. May import `crate::types`, `crate::model` and `crate::format`, and `render`
-//! only for the text a report carries (`explained`); never `harness`.
+//! only in `report_file` and `live/rebuild`, for the explanation texts a report carries (see
+//! ARCHITECTURE.md); never `harness`.
 
 use std::path::{Path, PathBuf};
 

@@ -3,18 +3,19 @@
 //!
 //! Layer: store.
 
+use crate::store::live::state::Slot;
 use crate::types::key::CaseKey;
 use std::fs::File;
 use std::io;
 #[cfg(not(unix))]
 use std::io::{Seek, SeekFrom};
 
-/// A name for `text` that any file system takes: 32 hex digits.
-pub(super) fn hex_hash(text: &str) -> String {
-    // Two FNV-1a hashes with different offsets: 128 bits, so distinct cases get distinct files.
-    // One index loop for both: unoptimized, iterator adapters cost several calls a byte.
+/// A name for `bytes` that any file system takes: 32 hex digits.
+pub(super) fn hex_hash(bytes: &[u8]) -> String {
+    // Two FNV-1a hashes with different offsets: 128 bits, so distinct paths and cases get
+    // distinct files. One index loop for both: unoptimized, iterator adapters cost several
+    // calls a byte.
     const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let bytes = text.as_bytes();
     let (mut first, mut second) = (0xcbf2_9ce4_8422_2325_u64, 0x6c62_272e_07bb_0142_u64);
     let mut at = 0;
     while at < bytes.len() {
@@ -30,7 +31,7 @@ pub(super) fn hex_hash(text: &str) -> String {
 pub(super) fn row_file_name(key: CaseKey<&str>) -> String {
     format!(
         "{}.row",
-        hex_hash(&format!("{}\0{}\0{}", key.package, key.module, key.case))
+        hex_hash(format!("{}\0{}\0{}", key.package, key.module, key.case).as_bytes())
     )
 }
 
@@ -95,7 +96,15 @@ pub(crate) fn read_all(file: &File) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// The slot of a row `length` bytes long: room to grow by half, and by 160 bytes at least.
-pub(super) fn row_capacity(length: u64) -> u64 {
-    length + (length / 2).max(160)
+/// The room of a row at `offset` whose case's prefix and tail take `prefix` and `tail` bytes
+/// (room to grow by half, and by 160 bytes at least), and the slot of its tail, all of the row
+/// that changes.
+pub(super) fn row_slot(offset: u64, prefix: usize, tail: usize) -> (u64, Slot) {
+    let length = (prefix + tail) as u64;
+    let capacity = length + (length / 2).max(160);
+    let tail = Slot {
+        offset: offset + prefix as u64,
+        capacity: capacity - prefix as u64,
+    };
+    (capacity, tail)
 }

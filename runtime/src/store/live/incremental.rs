@@ -9,7 +9,7 @@ use std::io;
 
 use crate::model::aggregate::Counted;
 use crate::model::{CaseInfo, Row};
-use crate::store::live::file_io::{padded, read_all, row_capacity, row_file_name, write_at};
+use crate::store::live::file_io::{padded, read_all, row_file_name, row_slot, write_at};
 use crate::store::live::state::{Index, OpenRun, RowState, Slot, DIRTY};
 use crate::store::live::{Change, Handles, ReportFile, RowHandle, RECORD_SLACK, TAIL};
 use crate::types::stats::StatsConfig;
@@ -71,10 +71,7 @@ impl ReportFile {
                 .ok()?;
             handles.index = Some(file);
         }
-        let index = Index::decode(&read_all(handles.index.as_ref()?).ok()?)?;
-        if index.path != self.path_bytes() {
-            return None;
-        }
+        let index = Index::decode(&read_all(handles.index.as_ref()?).ok()?, false)?;
         let report = match handles.report.take() {
             Some((generation, file)) if generation == index.generation => file,
             _ => OpenOptions::new()
@@ -90,25 +87,19 @@ impl ReportFile {
 
     /// The index and the state of the change's row, read before the change is persisted;
     /// `None` when the report must be rebuilt.
-    pub(super) fn prepare(
-        &self,
-        handles: &mut Handles,
-        change: &Change<'_>,
-    ) -> io::Result<Option<Prepared>> {
+    pub(super) fn prepare(&self, handles: &mut Handles, change: &Change<'_>) -> Option<Prepared> {
         // A stopped run changes the session's `stopping` and its row's `stopped`, which the
         // running sums do not keep: with PROB_STOP set the report is rebuilt at each change.
         if !self.stats.stop.is_off() {
-            return Ok(None);
+            return None;
         }
         // A latency quantile needs every run time of its case, which the running sums do not
         // keep either: a case whose attribute sets one, or every case under PROB_LATENCY=1,
         // rebuilds the report at each of its changes.
         if self.stats.latency || change.info().latency.is_some() {
-            return Ok(None);
+            return None;
         }
-        let Some(index) = self.load_index(handles) else {
-            return Ok(None);
-        };
+        let index = self.load_index(handles)?;
         let key = change.info().key();
         let generation = index.generation;
         let row = match handles.row.take() {
@@ -123,7 +114,8 @@ impl ReportFile {
                     .write(true)
                     .create(true)
                     .truncate(false)
-                    .open(path)?;
+                    .open(path)
+                    .ok()?;
                 RowHandle {
                     generation,
                     key: key.to_owned_key(),
@@ -132,16 +124,14 @@ impl ReportFile {
             }
         };
         let row_file = &handles.row.insert(row).file;
-        let row_bytes = read_all(row_file)?;
+        let row_bytes = read_all(row_file).ok()?;
         let existing = if row_bytes.is_empty() {
             None
         } else {
-            match RowState::decode(&row_bytes) {
-                Some(state) if state.key() == key => Some(state),
-                _ => return Ok(None),
-            }
+            // A row state of another case (its name's hash collided) is not misread.
+            Some(RowState::decode(&row_bytes).filter(|state| state.key() == key)?)
         };
-        Ok(Some(Prepared { index, existing }))
+        Some(Prepared { index, existing })
     }
 
     /// Applies `change` in place; `record_text` is the JSON of its record, and `described_now`
@@ -255,7 +245,7 @@ impl ReportFile {
             .sums
             .row_changed((!is_new).then(|| state.counted()), &row, &self.stats);
         let tail = row.tail_json()?;
-        let tail_slot = state.tail_slot();
+        let tail_slot = state.tail;
         let Some(tail) = padded(tail, tail_slot.capacity) else {
             return Ok(Incremental::Rebuild);
         };
@@ -293,9 +283,9 @@ impl ReportFile {
     ) -> io::Result<Option<RowState>> {
         let prefix = info.row_prefix()?;
         let tail = Row::new(info.clone()).tail_json()?;
-        let capacity = row_capacity((prefix.len() + tail.len()) as u64);
         let separator = if index.row_count == 0 { "\n" } else { ",\n" };
         let offset = index.rows_free + separator.len() as u64;
+        let (capacity, tail) = row_slot(offset, prefix.len(), tail.len());
         if offset + capacity > index.rows_end {
             return Ok(None);
         }
@@ -306,11 +296,7 @@ impl ReportFile {
         )?;
         index.rows_free = offset + capacity;
         index.row_count += 1;
-        Ok(Some(RowState::new(
-            info,
-            Slot { offset, capacity },
-            prefix.len() as u64,
-        )))
+        Ok(Some(RowState::new(info, tail)))
     }
 
     /// Appends a record at the end of the records array and returns its slot.

@@ -25,12 +25,18 @@
 //!
 //! Each change reads and rewrites two small binary files in place (the index, with offsets and
 //! totals, and the touched row's state, with its counts and the slots of its runs in flight; see
-//! `report_state`) and creates none, except a row state for a case seen for the first time. A
-//! row is written as its case's fixed prefix and a tail of counts and verdict; a change
-//! rewrites the tail alone. When something does not fit (a new row with no
-//! free space, a slot that outgrew its padding) or the files disagree (a writer died halfway,
-//! the report was deleted), the report is rebuilt from the session store, in source order, with
-//! room to grow: the free space doubles, so rebuilds are logarithmic in the session's size.
+//! `state`) and creates none, except a row state for a case seen for the first time. A row is
+//! written as its case's fixed prefix and a tail of counts and verdict; a change rewrites the
+//! tail alone. When something does not fit (a new row with no free space, a slot that outgrew
+//! its padding) or the files disagree (a writer died halfway, the report was deleted), the
+//! report is rebuilt from the session store, in source order, with room to grow: the free space
+//! doubles, so rebuilds are logarithmic in the session's size.
+//!
+//! The two files are what keeps a run's cost flat. Measured in the unoptimized test build (one
+//! process per run, as under nextest), a run's start and end patched in place take about 0.2 ms
+//! at 1,000 runs and at 4,000 alike; one rebuild from the log takes about 50 ms at 1,000 runs
+//! and 250 ms at 4,000, and a run makes two changes, against nextest's own 6 to 7 ms of CPU
+//! time per test.
 //!
 //! Every change happens under an exclusive lock on `report/lock` in the session directory.
 //! Processes of one session can name different report paths (per-package settings); each
@@ -49,7 +55,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 pub(crate) mod file_io;
@@ -135,6 +141,8 @@ pub(crate) struct ReportFile {
     session: Session,
     /// The report's path, its symlinks followed: patched and renamed at the file itself.
     path: PathBuf,
+    /// The state of this report path, its index and row states: `report/<hash of the path>`.
+    dir: PathBuf,
     /// Whether the path is a character device or a FIFO (`/dev/null`, a pipe): such a report
     /// cannot be patched in place, and is written whole when a run finishes and at exit.
     stream: bool,
@@ -155,9 +163,14 @@ impl ReportFile {
             Ok(Target::Stream(target)) => (target, true),
             Err(_) => (path, false),
         };
+        let dir = session
+            .dir()
+            .join("report")
+            .join(hex_hash(path.as_os_str().as_encoded_bytes()));
         ReportFile {
             session,
             path,
+            dir,
             stream,
             stats,
             expected_rows: || 0,
@@ -171,15 +184,19 @@ impl ReportFile {
         self
     }
 
+    /// Whether the report is a character device or a FIFO, written whole, never patched.
+    pub(crate) fn is_stream(&self) -> bool {
+        self.stream
+    }
+
     /// Where the session's report state lives: the lock, and a directory per report path.
     fn reports_dir(&self) -> PathBuf {
         self.session.dir().join("report")
     }
 
     /// The state of this report path: its index and row states.
-    fn dir(&self) -> PathBuf {
-        self.reports_dir()
-            .join(hex_hash(&String::from_utf8_lossy(self.path_bytes())))
+    fn dir(&self) -> &Path {
+        &self.dir
     }
 
     fn path_bytes(&self) -> &[u8] {
@@ -244,7 +261,7 @@ impl ReportFile {
                 Change::Finish { .. } => self.rebuild_locked(handles),
             };
         }
-        let prepared = self.prepare(handles, change).ok().flatten();
+        let prepared = self.prepare(handles, change);
         let described = prepared
             .as_ref()
             .and_then(|prepared| prepared.existing.as_ref())

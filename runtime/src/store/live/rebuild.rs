@@ -3,6 +3,7 @@
 //!
 //! Layer: store.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use crate::format::report::{push_record, record_of, records_capacity, records_te
 use crate::model::aggregate::RowSums;
 use crate::model::{Record, Report};
 use crate::store::atomic::write_atomically;
-use crate::store::live::file_io::{padded, row_capacity, row_file_name};
+use crate::store::live::file_io::{padded, row_file_name, row_slot};
 use crate::store::live::state::{Index, OpenRun, RowState, Slot};
 use crate::store::live::{Handles, ReportFile, RECORD_SLACK, TAIL};
 use crate::store::session_dir::{note_store, SessionData};
@@ -22,10 +23,9 @@ use crate::types::time::rfc3339_now;
 struct Rebuilt {
     /// Each record's process and ticket, for a run still in flight.
     open: Vec<Option<(String, u64)>>,
-    /// The cases the store describes (a row of any other keeps asking for a description).
-    described: std::collections::BTreeSet<CaseKey>,
-    generation: u64,
-    created: String,
+    /// The cases the store describes (a row of any other keeps asking for a description), when
+    /// the report is left patchable (else none).
+    described: BTreeSet<CaseKey>,
     unrecorded: u64,
     patchable: Patchable,
 }
@@ -50,20 +50,11 @@ impl ReportFile {
         data: SessionData,
         patchable: Patchable,
     ) -> (Report, io::Result<()>) {
-        let old: Option<Index> = fs::read(self.dir().join("index"))
-            .ok()
-            .and_then(|bytes| Index::decode_any(&bytes));
-        let generation = old.as_ref().map_or(1, |index| index.generation + 1);
-        let created = old
-            .as_ref()
-            .filter(|index| index.path == self.path_bytes())
-            .map_or_else(rfc3339_now, |index| index.created.clone());
-        let data_unrecorded = data.unrecorded;
-        let described: std::collections::BTreeSet<CaseKey> = data
-            .cases
-            .iter()
-            .map(|info| info.key().to_owned_key())
-            .collect();
+        let described = match patchable {
+            Patchable::Yes => data.cases.iter().map(|c| c.key().to_owned_key()).collect(),
+            Patchable::No | Patchable::Final => BTreeSet::new(),
+        };
+        let unrecorded = data.unrecorded;
         let paired = data.records.into_iter().zip(data.open).collect();
         let (mut report, open) = Report::build_with(data.cases, paired, &self.stats);
         if patchable == Patchable::Final {
@@ -78,9 +69,7 @@ impl ReportFile {
             Rebuilt {
                 open,
                 described,
-                generation,
-                created,
-                unrecorded: data_unrecorded,
+                unrecorded,
                 patchable,
             },
         );
@@ -95,8 +84,17 @@ impl ReportFile {
         rebuilt: Rebuilt,
     ) -> io::Result<()> {
         let patchable = rebuilt.patchable;
-        let mut text =
-            crate::format::report::header(&rebuilt.created, self.session.key(), &self.stats)?;
+        // Only a report patched after is left room to grow and the state that patching reads;
+        // a process that would patch another rebuilds it first.
+        let patched = patchable == Patchable::Yes && !self.stream;
+        // What a rebuild carries over, written before any change: a change that stopped halfway
+        // leaves it readable.
+        let old = fs::read(self.dir().join("index"))
+            .ok()
+            .and_then(|bytes| Index::decode(&bytes, true));
+        let generation = old.as_ref().map_or(1, |index| index.generation + 1);
+        let created = old.map_or_else(rfc3339_now, |index| index.created);
+        let mut text = crate::format::report::header(&created, self.session.key(), &self.stats)?;
         // A final report is analysed: it carries the analysis' explanations too.
         let explained = (patchable == Patchable::Final)
             .then(|| crate::render::explained::explanations(report))
@@ -116,37 +114,42 @@ impl ReportFile {
         )?;
         let head_slot = Slot {
             offset: text.len() as u64,
-            capacity: head.len() as u64 * 2 + 256,
+            capacity: if patched {
+                head.len() as u64 * 2 + 256
+            } else {
+                head.len() as u64
+            },
         };
         text.push_str(&padded(head, head_slot.capacity).unwrap_or_default());
         text.push_str(",\n\"rows\":[");
         let rows_start = text.len() as u64;
-        let mut states: Vec<RowState> = Vec::with_capacity(report.rows.len());
+        let mut states: Vec<RowState> = Vec::new();
         for (position, row) in report.rows.iter().enumerate() {
             text.push_str(if position == 0 { "\n" } else { ",\n" });
             let prefix = row.info.row_prefix()?;
             let texts = explained.as_ref().and_then(|e| e.rows.get(position));
             let tail = row.tail_json_explained(texts)?;
-            let capacity = row_capacity((prefix.len() + tail.len()) as u64);
-            let offset = text.len() as u64;
-            let prefix_len = prefix.len() as u64;
-            text.push_str(&padded(prefix + &tail, capacity).unwrap_or_default());
-            let mut state = RowState::new(&row.info, Slot { offset, capacity }, prefix_len);
-            state.update(row, &self.stats);
-            // A row of a case whose description was lost (a torn line) keeps asking for one.
-            state.described = rebuilt.described.contains(&row.info.key().to_owned_key());
-            states.push(state);
+            if !patched {
+                text.push_str(&prefix);
+                text.push_str(&tail);
+            } else {
+                let (capacity, tail_slot) = row_slot(text.len() as u64, prefix.len(), tail.len());
+                text.push_str(&padded(prefix + &tail, capacity).unwrap_or_default());
+                let mut state = RowState::new(&row.info, tail_slot);
+                state.update(row, &self.stats);
+                // A row of a case whose description was lost (a torn line) keeps asking for one.
+                state.described = rebuilt.described.contains(&row.info.key().to_owned_key());
+                states.push(state);
+            }
         }
         let rows_free = text.len() as u64;
-        let free = match patchable {
-            // Never patched: a process that would patch it rebuilds it first.
-            Patchable::No | Patchable::Final => 0,
-            Patchable::Yes => self.room_for_rows(rows_free - rows_start, report.rows.len()),
-        };
-        text.push_str(&" ".repeat(free as usize));
+        if patched {
+            let free = self.room_for_rows(rows_free - rows_start, report.rows.len());
+            text.push_str(&" ".repeat(free as usize));
+        }
         let rows_end = text.len() as u64;
         text.push_str("\n],\"records\":[");
-        if rebuilt.open.iter().all(Option::is_none) {
+        if !patched || rebuilt.open.iter().all(Option::is_none) {
             // No record is patched later: none needs its place noted.
             text.push_str(&closed_records_text(&report.records)?);
         } else {
@@ -180,36 +183,39 @@ impl ReportFile {
 
         self.write_whole(text.as_bytes())?;
         fs::create_dir_all(self.dir())?;
-        if patchable == Patchable::Yes && !self.stream {
-            let rows_dir = self.dir().join(format!("rows-{}", rebuilt.generation));
+        let index = if patched {
+            let rows_dir = self.dir().join(format!("rows-{generation}"));
             fs::create_dir_all(&rows_dir)?;
             for state in &states {
                 fs::write(rows_dir.join(row_file_name(state.key())), state.encode()?)?;
             }
-        }
-        let index = Index {
-            path: self.path_bytes().to_vec(),
-            generation: rebuilt.generation,
-            file_len: match patchable {
-                Patchable::Yes => text.len() as u64,
-                // An index that describes no file: a process that would patch the report
-                // rebuilds it first.
-                Patchable::No | Patchable::Final => u64::MAX,
-            },
-            created: rebuilt.created,
-            head: head_slot,
-            rows_free,
-            rows_end,
-            row_count: report.rows.len() as u64,
-            records_end,
-            record_count: report.records.len() as u64,
-            totals: report.totals.clone(),
-            sums: RowSums {
-                // The report's warnings, the store's among them, stay in the patched head.
-                warnings: report.warnings.clone(),
-                ..RowSums::of_rows(&report.rows, &self.stats)
-            },
-            unrecorded: rebuilt.unrecorded,
+            Index {
+                generation,
+                file_len: text.len() as u64,
+                created,
+                head: head_slot,
+                rows_free,
+                rows_end,
+                row_count: report.rows.len() as u64,
+                records_end,
+                record_count: report.records.len() as u64,
+                totals: report.totals.clone(),
+                sums: RowSums {
+                    // The report's warnings, the store's among them, stay in the patched head.
+                    warnings: report.warnings.clone(),
+                    ..RowSums::of_rows(&report.rows, &self.stats)
+                },
+                unrecorded: rebuilt.unrecorded,
+            }
+        } else {
+            // What the next rebuild carries over, in an index that describes no file: a process
+            // that would patch the report rebuilds it first.
+            Index {
+                generation,
+                file_len: u64::MAX,
+                created,
+                ..Index::default()
+            }
         };
         fs::write(self.dir().join("index"), index.encode()?)?;
         handles.index = None;
@@ -222,7 +228,7 @@ impl ReportFile {
                 let stale = name
                     .strip_prefix("rows-")
                     .and_then(|g| g.parse::<u64>().ok())
-                    .is_some_and(|g| g != rebuilt.generation);
+                    .is_some_and(|g| g != generation);
                 if stale {
                     let _ = fs::remove_dir_all(entry.path());
                 }
@@ -306,11 +312,6 @@ impl ReportFile {
         let per_row = if rows == 0 { 512 } else { used / rows as u64 };
         let missing = ((self.expected_rows)() as u64).saturating_sub(rows as u64);
         used.max(missing * per_row).max(MIN_ROWS_FREE)
-    }
-
-    /// Whether the report is a character device or a FIFO, written whole, never patched.
-    pub(crate) fn is_stream(&self) -> bool {
-        self.stream
     }
 }
 

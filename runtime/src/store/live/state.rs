@@ -21,8 +21,8 @@ use crate::types::key::CaseKey;
 use crate::types::ordered_map::OrderedMap;
 use crate::types::usage::UsageTotals;
 
-const INDEX_MAGIC: &[u8; 4] = b"PTI3";
-const ROW_MAGIC: &[u8; 4] = b"PTR2";
+const INDEX_MAGIC: &[u8; 4] = b"PTI4";
+const ROW_MAGIC: &[u8; 4] = b"PTR3";
 /// The flag of a file whose content is complete and matches the report.
 pub(crate) const CLEAN: u8 = b'C';
 /// The flag written before a change touches the report.
@@ -35,11 +35,10 @@ pub(crate) struct Slot {
     pub(crate) capacity: u64,
 }
 
-/// Where everything is in the report file, and the running totals.
+/// Where everything is in the report file, and the running totals. The report path it
+/// describes names its directory (see `file_io::hex_hash`).
 #[derive(Debug, Default)]
 pub(crate) struct Index {
-    /// The report path the index describes, as bytes.
-    pub(crate) path: Vec<u8>,
     pub(crate) generation: u64,
     pub(crate) file_len: u64,
     pub(crate) created: String,
@@ -64,11 +63,9 @@ pub(crate) struct RowState {
     pub(crate) package: String,
     pub(crate) module: String,
     pub(crate) case: String,
-    /// The whole row's slot.
-    pub(crate) slot: Slot,
-    /// The length of the row's fixed prefix (see `CaseInfo::row_prefix`): the tail after it is
-    /// all that changes.
-    pub(crate) prefix_len: u64,
+    /// The slot of the row's tail, after its case's fixed prefix (see `CaseInfo::row_prefix`):
+    /// the tail is all of a row that changes.
+    pub(crate) tail: Slot,
     pub(crate) passes: u64,
     pub(crate) fails: u64,
     pub(crate) errors: u64,
@@ -94,23 +91,15 @@ pub(crate) struct OpenRun {
 }
 
 impl RowState {
-    /// The state of a row of `info` with no runs, at `slot`, not yet known to be described.
-    pub(crate) fn new(info: &CaseInfo, slot: Slot, prefix_len: u64) -> RowState {
+    /// The state of a row of `info` with no runs, its tail at `tail`, not yet known to be
+    /// described.
+    pub(crate) fn new(info: &CaseInfo, tail: Slot) -> RowState {
         RowState {
             package: info.package.clone(),
             module: info.module.clone(),
             case: info.case.clone(),
-            slot,
-            prefix_len,
+            tail,
             ..RowState::default()
-        }
-    }
-
-    /// The slot of the row's changing tail.
-    pub(crate) fn tail_slot(&self) -> Slot {
-        Slot {
-            offset: self.slot.offset + self.prefix_len,
-            capacity: self.slot.capacity.saturating_sub(self.prefix_len),
         }
     }
 
@@ -171,11 +160,11 @@ impl Encoder {
 struct Decoder<'a>(&'a [u8]);
 
 impl<'a> Decoder<'a> {
-    /// The payload of a clean file with `magic`, ignoring anything after it (a file is rewritten
-    /// in place and never shrinks).
-    fn open(file: &'a [u8], magic: &[u8; 4]) -> Option<Decoder<'a>> {
+    /// The payload of a file with `magic`, clean unless `dirty_too`, ignoring anything after
+    /// it (a file is rewritten in place and never shrinks).
+    fn open(file: &'a [u8], magic: &[u8; 4], dirty_too: bool) -> Option<Decoder<'a>> {
         let (&flag, rest) = file.split_first()?;
-        if flag != CLEAN || rest.get(..4)? != magic {
+        if (flag != CLEAN && !dirty_too) || rest.get(..4)? != magic {
             return None;
         }
         let length = u32::from_le_bytes(rest.get(4..8)?.try_into().ok()?) as usize;
@@ -227,7 +216,6 @@ impl Index {
         let totals = &self.totals;
         let mut encoder = Encoder::new(INDEX_MAGIC);
         encoder
-            .bytes(&self.path)
             .u64(self.generation)
             .u64(self.file_len)
             .bytes(self.created.as_bytes())
@@ -253,21 +241,12 @@ impl Index {
         Ok(encoder.finish())
     }
 
-    /// The index in `file`, clean or not (a change may have stopped halfway): what a rebuild
-    /// carries over from it, its generation and creation time, is written before any change.
-    pub(crate) fn decode_any(file: &[u8]) -> Option<Index> {
-        let (_, rest) = file.split_first()?;
-        let mut clean = Vec::with_capacity(file.len());
-        clean.push(CLEAN);
-        clean.extend_from_slice(rest);
-        Index::decode(&clean)
-    }
-
-    /// The index in `file`, when it is clean and of this layout.
-    pub(crate) fn decode(file: &[u8]) -> Option<Index> {
-        let mut d = Decoder::open(file, INDEX_MAGIC)?;
+    /// The index in `file`, when it is of this layout and clean, or `dirty_too`: what a
+    /// rebuild carries over from it, its generation and creation time, is written before any
+    /// change, so that an index a change left halfway still gives it.
+    pub(crate) fn decode(file: &[u8], dirty_too: bool) -> Option<Index> {
+        let mut d = Decoder::open(file, INDEX_MAGIC, dirty_too)?;
         let mut index = Index {
-            path: d.bytes()?.to_vec(),
             generation: d.u64()?,
             file_len: d.u64()?,
             created: d.string()?,
@@ -306,8 +285,7 @@ impl RowState {
             .bytes(self.package.as_bytes())
             .bytes(self.module.as_bytes())
             .bytes(self.case.as_bytes())
-            .slot(self.slot)
-            .u64(self.prefix_len)
+            .slot(self.tail)
             .u64(self.passes)
             .u64(self.fails)
             .u64(self.errors)
@@ -329,13 +307,12 @@ impl RowState {
 
     /// The row state in `file`, when it is clean and of this layout.
     pub(crate) fn decode(file: &[u8]) -> Option<RowState> {
-        let mut d = Decoder::open(file, ROW_MAGIC)?;
+        let mut d = Decoder::open(file, ROW_MAGIC, false)?;
         let mut state = RowState {
             package: d.string()?,
             module: d.string()?,
             case: d.string()?,
-            slot: d.slot()?,
-            prefix_len: d.u64()?,
+            tail: d.slot()?,
             passes: d.u64()?,
             fails: d.u64()?,
             errors: d.u64()?,
@@ -379,7 +356,6 @@ mod tests {
     #[test]
     fn an_index_reads_back_as_written() {
         let index = Index {
-            path: b"/tmp/report.json".to_vec(),
             generation: 3,
             file_len: 9000,
             created: "2026-11-29T12:00:00Z".into(),
@@ -417,14 +393,21 @@ mod tests {
             unrecorded: 2,
         };
         let bytes = index.encode().expect("encodes");
-        let back = Index::decode(&bytes).expect("decodes");
+        let back = Index::decode(&bytes, false).expect("decodes");
         assert_eq!(back.encode().expect("encodes"), bytes);
         assert_eq!(back.totals, index.totals);
         assert_eq!(back.sums, index.sums);
         // Trailing bytes of an older, longer content are ignored.
         let mut longer = bytes.clone();
         longer.extend_from_slice(b"     stale");
-        assert!(Index::decode(&longer).is_some());
+        assert!(Index::decode(&longer, false).is_some());
+        // A change that stopped halfway leaves it dirty: only a rebuild reads it then.
+        longer[0] = DIRTY;
+        assert!(Index::decode(&longer, false).is_none());
+        assert_eq!(
+            Index::decode(&longer, true).map(|index| index.generation),
+            Some(3)
+        );
     }
 
     #[test]
@@ -433,11 +416,10 @@ mod tests {
             package: "pkg".into(),
             module: "tests::evals".into(),
             case: "f::a".into(),
-            slot: Slot {
-                offset: 100,
-                capacity: 400,
+            tail: Slot {
+                offset: 280,
+                capacity: 220,
             },
-            prefix_len: 180,
             passes: 4,
             fails: 1,
             errors: 0,
@@ -468,10 +450,10 @@ mod tests {
         assert_eq!(RowState::decode(&dirty), None);
         assert_eq!(RowState::decode(&bytes[..bytes.len() - 1]), None);
         assert!(
-            Index::decode(&bytes).is_none(),
+            Index::decode(&bytes, true).is_none(),
             "a row state is not an index"
         );
-        assert!(Index::decode(b"C{\"path\":\"x\"}").is_none());
-        assert!(Index::decode(b"").is_none());
+        assert!(Index::decode(b"C{\"path\":\"x\"}", true).is_none());
+        assert!(Index::decode(b"", true).is_none());
     }
 }

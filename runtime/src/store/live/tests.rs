@@ -93,7 +93,7 @@ impl Harness {
 }
 
 fn index_of(report: &ReportFile) -> Index {
-    Index::decode(&fs::read(report.dir().join("index")).expect("index")).expect("decodes")
+    Index::decode(&fs::read(report.dir().join("index")).expect("index"), false).expect("decodes")
 }
 
 fn read_report(path: &Path) -> Report {
@@ -569,5 +569,38 @@ fn a_report_that_found_no_room_is_not_rewritten_by_every_process_at_once() {
         .expect("an old marker");
     harness.report.rebuild().expect("retried");
     assert!(path.exists() && !marker.exists());
+    let _ = fs::remove_dir_all(sessions);
+}
+
+#[test]
+fn a_report_left_unpatched_has_no_room_to_grow() {
+    let sessions = temp_sessions("unpatched");
+    let session = Session::new(&sessions, "s");
+    let path = sessions.join("report.json");
+    let mut process = Harness::new(&session, &path);
+    let seq = process.start("classify::a", 1);
+    process.finish(seq, record("classify::a", 1, Outcome::Pass, 0.0, vec![]));
+    // A run in flight, as another process's would be at a fold.
+    process.start("classify::b", 1);
+    let padded = fs::read_to_string(&path).expect("the report");
+    assert!(padded.contains(&" ".repeat(64)), "patched in place: room");
+    // A process's folds leave the report to be rebuilt before it is patched: no room in it.
+    for last in [false, true] {
+        let (_, written) = process.report.rebuild_keeping(|| None, last);
+        written.expect("rebuilt");
+        let text = fs::read_to_string(&path).expect("the report");
+        assert!(!text.contains(&" ".repeat(64)), "{text}");
+        if !last {
+            // The last fold adds the session's analysis, which a build from the store has not.
+            assert_matches_store(&session, &path);
+        }
+        assert_eq!(index_of(&process.report).file_len, u64::MAX);
+    }
+    // The next change rebuilds it, patchable again.
+    process.start("classify::c", 1);
+    assert!(fs::read_to_string(&path)
+        .expect("the report")
+        .contains(&" ".repeat(64)));
+    assert_matches_store(&session, &path);
     let _ = fs::remove_dir_all(sessions);
 }
