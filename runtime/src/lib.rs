@@ -306,6 +306,9 @@ pub mod __cli {
     /// The session store as `cargo probtest` reads it: sessions listed, loaded and reconciled
     /// with what nextest ran, and files written whole.
     pub mod store {
+        pub use crate::store::baseline_file::{
+            baseline_path, baselines_dir, is_baseline_name, saved_baselines, unknown_baseline,
+        };
         pub use crate::store::{
             sanitize_key, sessions_dir, write_file, Executed, Session, SessionData,
         };
