@@ -7,6 +7,10 @@ use std::fmt;
 /// sessions), the same code clap uses for a bad command line.
 pub const EXIT_ERROR: i32 = 2;
 
+/// The exit code of `report` and `merge` when the report fails (a gate's verdict, or a failed
+/// or errored run of an ungated case): nextest's code for failing tests.
+pub const EXIT_FAILED: i32 = 100;
+
 /// An error to report as `error: <subject>: <problem>` and exit with [`EXIT_ERROR`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {

@@ -3,8 +3,10 @@
 //!
 //! Cargo runs it as `cargo-probtest probtest <subcommand> ...`; `cargo-probtest <subcommand>
 //! ...` works too. Errors of its own (a missing file, a file that is not a probtest report, an
-//! unknown session) print one `error: ...` line on stderr and exit with 2.
+//! unknown session) print one `error: ...` line on stderr and exit with 2; `report` and `merge`
+//! exit with 100 when the report fails.
 
+mod baseline;
 mod doctor;
 mod error;
 mod export;
@@ -14,18 +16,21 @@ mod plan;
 mod report;
 mod run;
 mod target;
+mod ui;
 
 use std::ffi::OsString;
 use std::io::Write;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::baseline::BaselineArgs;
 use crate::doctor::{DoctorArgs, ReproArgs};
 use crate::error::{Error, EXIT_ERROR};
 use crate::merge::MergeArgs;
 use crate::plan::PlanArgs;
 use crate::report::ReportArgs;
 use crate::run::RunArgs;
+use crate::ui::{Ui, UiArgs};
 
 /// The command line as cargo passes it: `cargo-probtest probtest <subcommand> ...`.
 #[derive(Parser, Clone, Debug, PartialEq, Eq)]
@@ -38,7 +43,17 @@ pub enum Cli {
 /// The arguments after `cargo probtest`.
 #[derive(Args, Clone, Debug, PartialEq, Eq)]
 #[command(version, about, long_about = None)]
+#[command(
+    after_help = "Exit codes: 0 when everything passed; `run` passes on the runner's \
+    (101 for cargo test, 100 for nextest, when a test or a gate failed); `report` and `merge` \
+    exit 100 when the report fails (a gate's verdict, a failed or errored run of an ungated \
+    case), 0 with --no-fail; 2 for bad input."
+)]
 pub struct ProbtestArgs {
+    /// `--color`, `-q`, `-v`: on any subcommand.
+    #[command(flatten)]
+    pub ui: UiArgs,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -65,7 +80,13 @@ pub enum Command {
     ///
     /// Sessions live in `<target>/probtest/sessions/`: one per `cargo test`, `cargo nextest run`
     /// or `cargo probtest run`, the oldest pruned. Rows are always recomputed from the runs'
-    /// records, also those of a JSON report.
+    /// records, also those of a JSON report. Exit 100 when the report fails: a gate's verdict
+    /// failed (or was undecided, as PROB_UNDECIDED says), a run of an ungated case failed or
+    /// errored, a comparison's margin failed; 0 with --no-fail; 2 for bad input.
+    #[command(after_help = "Examples:\n  \
+        cargo probtest report --markdown summary.md\n  \
+        cargo probtest report --json all.json --no-fail\n  \
+        cargo probtest report --baseline main")]
     Report(ReportArgs),
 
     /// Merge shard reports into one, write it to -o, and print the merged summary.
@@ -73,7 +94,8 @@ pub enum Command {
     /// For sharded runs such as nextest's `--partition count:1/2` and `count:2/2`, each with
     /// its own PROB_JSON. The merged report holds every shard's records; its rows and totals are
     /// recomputed from them, never added up from the shards' rounded numbers. The same run of
-    /// the same case in two shards is an error.
+    /// the same case in two shards is an error. Exit 100 when the merged report fails, as
+    /// `report`'s; 0 with --no-fail; 2 for bad input.
     #[command(after_help = "Example:\n  \
         cargo probtest merge shard1.json shard2.json -o all.json")]
     Merge(MergeArgs),
@@ -110,6 +132,12 @@ pub enum Command {
     /// Exit 101 when the test failed (reproduced), 1 with DID NOT REPRODUCE when it passed, 2
     /// for a blob that is not valid, of a newer version, or for a test that is not there.
     Repro(ReproArgs),
+
+    /// Save a session's report as a named baseline, list and remove them.
+    ///
+    /// Baselines live in `<target>/probtest/baselines/NAME.json`. PROB_BASELINE=NAME (a value
+    /// that is no file and reads as a name) and `report --baseline NAME` compare with one.
+    Baseline(BaselineArgs),
 }
 
 /// The arguments cargo passes, or the direct invocation's with the `probtest` cargo would have
@@ -130,13 +158,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Erro
 /// Runs a parsed command; the exit code on success.
 pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
     let Cli::Probtest(args) = cli;
+    let ui = Ui::new(&args.ui)?;
     match &args.command {
-        Command::Run(args) => run::run(args),
-        Command::Report(args) => report::report(args),
-        Command::Merge(args) => merge::merge_command(args),
-        Command::Doctor(args) => doctor::doctor(args),
-        Command::Repro(args) => doctor::repro(args),
-        Command::Plan(args) => plan::plan(args),
+        Command::Run(args) => run::run(args, &ui),
+        Command::Report(args) => report::report(args, &ui),
+        Command::Merge(args) => merge::merge_command(args, &ui),
+        Command::Doctor(args) => doctor::doctor(args, &ui),
+        Command::Repro(args) => doctor::repro(args, &ui),
+        Command::Plan(args) => plan::plan(args, &ui),
+        Command::Baseline(args) => baseline::baseline(args, &ui),
     }
 }
 
@@ -155,7 +185,15 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::PackageArgs;
+    use crate::ui::ColorChoice;
     use std::path::PathBuf;
+
+    fn ui_of(args: &[&str]) -> UiArgs {
+        let Cli::Probtest(args) =
+            parse(args.iter().map(OsString::from)).unwrap_or_else(|e| panic!("{e}"));
+        args.ui
+    }
 
     fn parsed(args: &[&str]) -> Command {
         let Cli::Probtest(args) =
@@ -174,6 +212,7 @@ mod tests {
     fn cargo_passes_the_subcommand_name_first() {
         let expected = Command::Run(RunArgs {
             nextest: true,
+            packages: PackageArgs::default(),
             args: vec!["--test".into(), "evals".into()],
         });
         // As cargo runs it (`cargo probtest run`), and run directly, without the name.
@@ -189,6 +228,7 @@ mod tests {
             parsed(&["cargo-probtest", "probtest", "run"]),
             Command::Run(RunArgs {
                 nextest: false,
+                packages: PackageArgs::default(),
                 args: vec![],
             })
         );
@@ -227,6 +267,9 @@ mod tests {
                 junit: None,
                 html: None,
                 target_dir: None,
+                manifest_path: None,
+                baseline: None,
+                no_fail: false,
                 history: None,
             })
         );
@@ -249,6 +292,9 @@ mod tests {
                 junit: None,
                 html: None,
                 target_dir: Some(PathBuf::from("tgt")),
+                manifest_path: None,
+                baseline: None,
+                no_fail: false,
                 history: None,
             })
         );
@@ -262,6 +308,9 @@ mod tests {
                 junit: None,
                 html: None,
                 target_dir: None,
+                manifest_path: None,
+                baseline: None,
+                no_fail: false,
                 history: None,
             })
         );
@@ -308,6 +357,7 @@ mod tests {
             Command::Merge(MergeArgs {
                 inputs: vec![PathBuf::from("a.json"), PathBuf::from("b.json")],
                 output: PathBuf::from("all.json"),
+                no_fail: false,
             })
         );
         assert_eq!(
@@ -315,6 +365,7 @@ mod tests {
             Command::Merge(MergeArgs {
                 inputs: vec![PathBuf::from("a.json")],
                 output: PathBuf::from("all.json"),
+                no_fail: false,
             })
         );
         let error = rejected(&["cargo-probtest", "probtest", "merge", "a.json", "b.json"]);
@@ -326,6 +377,183 @@ mod tests {
         assert_eq!(
             error.kind(),
             clap::error::ErrorKind::MissingRequiredArgument
+        );
+    }
+
+    #[test]
+    fn color_quiet_and_verbose_go_before_or_after_the_subcommand() {
+        for args in [
+            &["cargo-probtest", "probtest", "--color", "always", "report"][..],
+            &["cargo-probtest", "probtest", "report", "--color", "always"][..],
+            &["cargo-probtest", "report", "--color=always"][..],
+        ] {
+            assert_eq!(ui_of(args).color, Some(ColorChoice::Always), "{args:?}");
+        }
+        assert_eq!(
+            ui_of(&["cargo-probtest", "merge", "a.json", "-o", "b.json", "-q"]),
+            UiArgs {
+                quiet: true,
+                ..UiArgs::default()
+            }
+        );
+        assert_eq!(ui_of(&["cargo-probtest", "-v", "run"]).verbose, 1);
+        assert_eq!(ui_of(&["cargo-probtest", "run", "-vv"]).verbose, 2);
+        assert_eq!(ui_of(&["cargo-probtest", "plan"]), UiArgs::default());
+        let error = rejected(&["cargo-probtest", "report", "--color", "sometimes"]);
+        assert_eq!(error.kind(), clap::error::ErrorKind::InvalidValue);
+        let error = rejected(&["cargo-probtest", "report", "-q", "-v"]);
+        assert_eq!(error.kind(), clap::error::ErrorKind::ArgumentConflict);
+        // After `--`, they are cargo's own.
+        let Command::Run(run) = parsed(&["cargo-probtest", "run", "--", "-q", "--color", "never"])
+        else {
+            panic!("run");
+        };
+        assert_eq!(run.args, ["-q", "--color", "never"].map(OsString::from));
+    }
+
+    #[test]
+    fn run_takes_packages_and_a_manifest_path_without_the_separator() {
+        let Command::Run(run) = parsed(&[
+            "cargo-probtest",
+            "probtest",
+            "run",
+            "-p",
+            "evals",
+            "--package=more",
+            "--manifest-path",
+            "ws/Cargo.toml",
+            "--",
+            "--test",
+            "t",
+        ]) else {
+            panic!("run");
+        };
+        assert_eq!(
+            run.packages,
+            PackageArgs {
+                manifest_path: Some(PathBuf::from("ws/Cargo.toml")),
+                packages: vec!["evals".into(), "more".into()],
+            }
+        );
+        assert_eq!(run.args, ["--test", "t"].map(OsString::from));
+        let Command::Doctor(doctor) = parsed(&[
+            "cargo-probtest",
+            "doctor",
+            "t",
+            "--manifest-path",
+            "ws/Cargo.toml",
+            "-p",
+            "evals",
+        ]) else {
+            panic!("doctor");
+        };
+        assert_eq!(doctor.manifest_path, Some(PathBuf::from("ws/Cargo.toml")));
+        assert_eq!(doctor.packages, ["evals"]);
+        let Command::Repro(repro) = parsed(&[
+            "cargo-probtest",
+            "repro",
+            "pd1:x",
+            "--manifest-path",
+            "a/Cargo.toml",
+        ]) else {
+            panic!("repro");
+        };
+        assert_eq!(repro.manifest_path, Some(PathBuf::from("a/Cargo.toml")));
+        let Command::Plan(plan) = parsed(&["cargo-probtest", "plan", "--manifest-path", "p"])
+        else {
+            panic!("plan");
+        };
+        assert_eq!(plan.manifest_path, Some(PathBuf::from("p")));
+    }
+
+    #[test]
+    fn report_and_merge_take_no_fail_and_report_a_baseline() {
+        let Command::Report(report) = parsed(&[
+            "cargo-probtest",
+            "report",
+            "--no-fail",
+            "--baseline",
+            "main",
+            "--manifest-path",
+            "ws/Cargo.toml",
+        ]) else {
+            panic!("report");
+        };
+        assert!(report.no_fail);
+        assert_eq!(report.baseline.as_deref(), Some("main"));
+        assert_eq!(report.manifest_path, Some(PathBuf::from("ws/Cargo.toml")));
+        let Command::Merge(merge) = parsed(&[
+            "cargo-probtest",
+            "merge",
+            "a.json",
+            "-o",
+            "b.json",
+            "--no-fail",
+        ]) else {
+            panic!("merge");
+        };
+        assert!(merge.no_fail);
+        assert_eq!(
+            rejected(&[
+                "cargo-probtest",
+                "report",
+                "--history",
+                "--baseline",
+                "main"
+            ])
+            .kind(),
+            clap::error::ErrorKind::ArgumentConflict
+        );
+    }
+
+    #[test]
+    fn baseline_saves_lists_and_removes_by_name() {
+        use crate::baseline::{Action, Place};
+        let Command::Baseline(baseline) = parsed(&[
+            "cargo-probtest",
+            "probtest",
+            "baseline",
+            "save",
+            "main",
+            "--session",
+            "s1",
+            "--target-dir",
+            "t",
+        ]) else {
+            panic!("baseline");
+        };
+        let Action::Save(save) = baseline.action else {
+            panic!("save");
+        };
+        assert_eq!(save.name, "main");
+        assert_eq!(save.session.as_deref(), Some("s1"));
+        assert_eq!(save.place.target_dir, Some(PathBuf::from("t")));
+        let Command::Baseline(baseline) = parsed(&["cargo-probtest", "baseline", "list"]) else {
+            panic!("baseline");
+        };
+        assert_eq!(baseline.action, Action::List(Place::default()));
+        let Command::Baseline(baseline) = parsed(&["cargo-probtest", "baseline", "remove", "x"])
+        else {
+            panic!("baseline");
+        };
+        assert!(matches!(baseline.action, Action::Remove(remove) if remove.name == "x"));
+        assert_eq!(
+            rejected(&["cargo-probtest", "baseline", "save"]).kind(),
+            clap::error::ErrorKind::MissingRequiredArgument
+        );
+        assert_eq!(
+            rejected(&[
+                "cargo-probtest",
+                "baseline",
+                "save",
+                "a",
+                "--session",
+                "s",
+                "--json",
+                "r"
+            ])
+            .kind(),
+            clap::error::ErrorKind::ArgumentConflict
         );
     }
 

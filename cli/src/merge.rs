@@ -10,6 +10,7 @@ use probtest::{CaseInfo, CaseKey, Report};
 use crate::error::Error;
 use crate::outputs::Outputs;
 use crate::report::load_json;
+use crate::ui::Ui;
 
 /// The arguments of `cargo probtest merge`.
 #[derive(Args, Clone, Debug, PartialEq, Eq)]
@@ -21,20 +22,25 @@ pub struct MergeArgs {
     /// Where to write the merged JSON report (parent directories are created).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
+
+    /// Exit 0 even when the merged report fails (a gate's verdict, a failed or errored run).
+    #[arg(long)]
+    pub no_fail: bool,
 }
 
 /// Runs `cargo probtest merge`: reads every input, merges, writes the output, prints the
-/// merged summary. The exit code on success is 0.
-pub fn merge_command(args: &MergeArgs) -> Result<i32, Error> {
+/// merged summary. The exit code is 0, or [`crate::error::EXIT_FAILED`] when the merged report fails (unless
+/// `--no-fail`).
+pub fn merge_command(args: &MergeArgs, ui: &Ui) -> Result<i32, Error> {
     let mut shards = Vec::with_capacity(args.inputs.len());
     for path in &args.inputs {
         shards.push((path.display().to_string(), load_json(path)?));
     }
     let merged = merge(&shards)?;
     Outputs::json_at(&args.output)
-        .with_summary(None)
+        .with_summary(None, ui)
         .write(&merged)?;
-    Ok(0)
+    Ok(crate::report::exit_code(&merged, args.no_fail))
 }
 
 /// Merges reports, each given with the name to use for it in errors.

@@ -13,6 +13,7 @@ use probtest_settings as table;
 use crate::error::Error;
 use crate::export::{Junit, Markdown, StepSummary};
 use crate::target::{self, CargoOptions};
+use crate::ui::Ui;
 
 /// What one command writes of a report, in the reporter's order: the JSON report, the other
 /// files, the summary.
@@ -33,6 +34,8 @@ pub struct Outputs {
     pub unwritable: Vec<SinkError>,
     /// The terminal summary, with the report its `Report:` line names (`Some(None)`: none).
     pub summary: Option<Option<String>>,
+    /// Whether the summary is colored; `None`: as stdout wants it.
+    pub color: Option<bool>,
 }
 
 impl Outputs {
@@ -64,10 +67,12 @@ impl Outputs {
         }
     }
 
-    /// These outputs and the terminal summary, its `Report:` line naming `report_line`.
-    pub fn with_summary(self, report_line: Option<String>) -> Outputs {
+    /// These outputs and the terminal summary, its `Report:` line naming `report_line`,
+    /// colored as `ui` decided; no summary under `-q`.
+    pub fn with_summary(self, report_line: Option<String>, ui: &Ui) -> Outputs {
         Outputs {
-            summary: Some(report_line),
+            summary: (!ui.quiet).then_some(report_line),
+            color: Some(ui.color),
             ..self
         }
     }
@@ -82,6 +87,7 @@ impl Outputs {
             step_summary,
             unwritable,
             summary,
+            color,
         } = self;
         let mut reporter = Reporter::new();
         if let Some(file) = json {
@@ -103,7 +109,11 @@ impl Outputs {
             reporter = reporter.sink(Html::new(file, source));
         }
         if let Some(report_line) = summary {
-            reporter = reporter.summary(Summary::naming(report_line));
+            let summary = Summary::naming(report_line);
+            reporter = reporter.summary(match color {
+                Some(color) => summary.colored(color),
+                None => summary,
+            });
         }
         reporter
     }

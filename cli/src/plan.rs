@@ -14,6 +14,7 @@ use probtest::CaseInfo;
 
 use crate::doctor::cargo::{self, Selection};
 use crate::error::Error;
+use crate::ui::Ui;
 
 /// The arguments of `cargo probtest plan`.
 #[derive(Args, Clone, Debug, PartialEq)]
@@ -21,6 +22,10 @@ pub struct PlanArgs {
     /// The packages to plan (cargo test's `-p`).
     #[arg(short = 'p', long = "package", value_name = "PKG")]
     pub packages: Vec<String>,
+
+    /// Path to the workspace's or package's Cargo.toml (cargo's `--manifest-path`).
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
 
     /// One integration test target (cargo test's `--test`).
     #[arg(long = "test", value_name = "TARGET", conflicts_with = "lib")]
@@ -71,7 +76,7 @@ fn rate(text: &str) -> Result<f64, String> {
 }
 
 /// Runs `cargo probtest plan`: 0 with the plan printed.
-pub fn plan(args: &PlanArgs) -> Result<i32, Error> {
+pub fn plan(args: &PlanArgs, ui: &Ui) -> Result<i32, Error> {
     let prices = match &args.report {
         Some(path) => Some((path.display().to_string(), prices(path)?)),
         None => None,
@@ -81,8 +86,9 @@ pub fn plan(args: &PlanArgs) -> Result<i32, Error> {
         test_target: args.target.clone(),
         lib: args.lib,
         extra: args.args.clone(),
+        manifest_path: args.manifest_path.clone(),
     };
-    let binaries = cargo::build(&selection)?;
+    let binaries = cargo::build(&selection, ui)?;
     let mut cases: Vec<CaseInfo> = Vec::new();
     let mut config: Option<StatsConfig> = None;
     for binary in &binaries {
@@ -132,7 +138,7 @@ pub fn plan(args: &PlanArgs) -> Result<i32, Error> {
         );
         return Ok(0);
     }
-    let _ = stdout.write_all(planning::render(&plan, probtest::color_enabled()).as_bytes());
+    let _ = stdout.write_all(planning::render(&plan, ui.color).as_bytes());
     Ok(0)
 }
 

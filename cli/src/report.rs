@@ -7,11 +7,13 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use probtest::__cli::store::{self, Session};
 use probtest::__cli::{OutputFile, SessionSource};
+use probtest::analysis::Baseline;
 use probtest::Report;
 
-use crate::error::Error;
+use crate::error::{Error, EXIT_FAILED};
 use crate::outputs::Outputs;
 use crate::target::{self, CargoOptions};
+use crate::ui::Ui;
 
 /// The arguments of `cargo probtest report`.
 #[derive(Args, Clone, Debug, PartialEq, Eq)]
@@ -49,6 +51,19 @@ pub struct ReportArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "json")]
     pub target_dir: Option<PathBuf>,
 
+    /// The workspace whose target directory holds the sessions (cargo's `--manifest-path`).
+    #[arg(long, value_name = "PATH", conflicts_with = "json")]
+    pub manifest_path: Option<PathBuf>,
+
+    /// Compare with this earlier report: a baseline saved with `cargo probtest baseline save
+    /// NAME`, or a JSON file (as PROB_BASELINE takes it).
+    #[arg(long, value_name = "NAME|FILE")]
+    pub baseline: Option<String>,
+
+    /// Exit 0 even when the report fails (a gate's verdict, a failed or errored run).
+    #[arg(long)]
+    pub no_fail: bool,
+
     /// Instead of one session's summary, each case's pass fraction over the last N sessions the
     /// store keeps (10 without N), oldest first, and whether the latest differs from the one
     /// before (Newcombe's interval, Fisher's exact p).
@@ -58,28 +73,41 @@ pub struct ReportArgs {
         num_args = 0..=1,
         default_missing_value = "10",
         value_parser = clap::value_parser!(u32).range(1..),
-        conflicts_with_all = ["json", "session", "json_out", "markdown", "junit", "html"]
+        conflicts_with_all = ["json", "session", "json_out", "markdown", "junit", "html", "baseline"]
     )]
     pub history: Option<u32>,
 }
 
-/// Runs `cargo probtest report`; the exit code on success is 0.
-pub fn report(args: &ReportArgs) -> Result<i32, Error> {
+/// Runs `cargo probtest report`: 0, or [`EXIT_FAILED`] when the report fails (unless
+/// `--no-fail`).
+pub fn report(args: &ReportArgs, ui: &Ui) -> Result<i32, Error> {
     if let Some(count) = args.history {
-        return history(args, count as usize);
+        return history(args, count as usize, ui);
     }
+    let options = CargoOptions {
+        target_dir: args.target_dir.clone(),
+        for_metadata: target::manifest_args(args.manifest_path.as_deref()),
+    };
     // The sessions directory and key of a session read from the store, for the HTML report's
     // history.
     let mut sessions_dir = None;
-    let report = match &args.json {
-        Some(path) => rebuild(&load_json(path)?),
+    let mut report = match &args.json {
+        Some(path) => {
+            let stored = load_json(path)?;
+            let mut report = rebuild(&stored);
+            // What the report's writer knew fails it too: a baseline it could not read, runs
+            // it could not record.
+            report.exit_status = report.exit_status.max(stored.exit_status);
+            report
+        }
         None => {
-            let options = CargoOptions {
-                target_dir: args.target_dir.clone(),
-                ..CargoOptions::default()
-            };
             let sessions = store::sessions_dir(&target::target_dir(&options)?);
             let session = find_session(&sessions, args.session.as_deref())?;
+            ui.detail(&format!(
+                "session {} in {}",
+                session.key(),
+                sessions.display()
+            ));
             let (report, _) = load_session(&session)?;
             sessions_dir = Some((sessions, session.key().to_string()));
             if report.records.is_empty() {
@@ -93,15 +121,69 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
             report
         }
     };
+    if let Some(value) = &args.baseline {
+        compare_with(&mut report, value, || target::target_dir(&options).ok())?;
+    }
     let source = sessions_dir
         .as_ref()
         .map(|(dir, key)| SessionSource::of(dir, key));
-    outputs(args, source).write(&report)?;
-    Ok(0)
+    outputs(args, source, ui).write(&report)?;
+    Ok(exit_code(&report, args.no_fail))
+}
+
+/// The exit code of a report that `report` or `merge` printed: [`EXIT_FAILED`] when it fails,
+/// unless `no_fail`; else 0.
+pub fn exit_code(report: &Report, no_fail: bool) -> i32 {
+    if report.exit_status != 0 && !no_fail {
+        EXIT_FAILED
+    } else {
+        0
+    }
+}
+
+/// Compares `report` with the baseline `value` names (`--baseline`): a saved baseline's name
+/// (in the target directory `target` finds) or a file. The comparison and its verdicts replace
+/// any the report had.
+fn compare_with(
+    report: &mut Report,
+    value: &str,
+    target: impl FnOnce() -> Option<PathBuf>,
+) -> Result<(), Error> {
+    let path = store::baseline_path(value, None, target);
+    let shown = path.display().to_string();
+    let earlier = match std::fs::read_to_string(&path) {
+        Ok(text) => Report::from_json(&text)
+            .map_err(|problem| Error::about(format!("--baseline {value}: {shown}"), problem))?,
+        Err(error) => {
+            let saved = path.parent().filter(|_| {
+                store::is_baseline_name(value) && error.kind() == std::io::ErrorKind::NotFound
+            });
+            return Err(match saved {
+                Some(dir) => Error::new(store::unknown_baseline(
+                    &format!("--baseline {value}"),
+                    value,
+                    dir,
+                )),
+                None => Error::about(
+                    format!("--baseline {value}"),
+                    format!("cannot read {shown} ({error})"),
+                ),
+            });
+        }
+    };
+    let had_baseline = report.stats_config.baseline.is_some();
+    let before = report.exit_status;
+    report.stats_config.baseline = Some(shown.clone());
+    report.analyze_with(Some(&Baseline::of(&shown, &earlier)));
+    if !had_baseline {
+        // A failure the analysis does not see (runs that could not be recorded) stands.
+        report.exit_status = report.exit_status.max(before);
+    }
+    Ok(())
 }
 
 /// The outputs `cargo probtest report`'s flags ask for, and the summary.
-fn outputs(args: &ReportArgs, source: Option<SessionSource>) -> Outputs {
+fn outputs(args: &ReportArgs, source: Option<SessionSource>, ui: &Ui) -> Outputs {
     let flag = |path: &Option<PathBuf>| path.as_deref().map(OutputFile::flag);
     Outputs {
         json: flag(&args.json_out),
@@ -110,14 +192,14 @@ fn outputs(args: &ReportArgs, source: Option<SessionSource>) -> Outputs {
         html: flag(&args.html).map(|file| (file, source)),
         ..Outputs::default()
     }
-    .with_summary(None)
+    .with_summary(None, ui)
 }
 
 /// `cargo probtest report --history N`: the last `count` sessions' history, printed.
-fn history(args: &ReportArgs, count: usize) -> Result<i32, Error> {
+fn history(args: &ReportArgs, count: usize, ui: &Ui) -> Result<i32, Error> {
     let options = CargoOptions {
         target_dir: args.target_dir.clone(),
-        ..CargoOptions::default()
+        for_metadata: target::manifest_args(args.manifest_path.as_deref()),
     };
     let sessions = store::sessions_dir(&target::target_dir(&options)?);
     let listed = Session::list(&sessions)
@@ -149,8 +231,7 @@ fn history(args: &ReportArgs, count: usize) -> Result<i32, Error> {
     reports.reverse();
     let history = probtest::trend::History::build(&reports);
     let mut stdout = std::io::stdout().lock();
-    let _ =
-        stdout.write_all(probtest::trend::render(&history, probtest::color_enabled()).as_bytes());
+    let _ = stdout.write_all(probtest::trend::render(&history, ui.color).as_bytes());
     Ok(0)
 }
 

@@ -14,7 +14,8 @@ use probtest_settings as table;
 
 use crate::error::Error;
 use crate::outputs::{setting_file, Outputs};
-use crate::target::{self, CargoOptions};
+use crate::target::{self, CargoOptions, PackageArgs};
+use crate::ui::Ui;
 
 /// The arguments of `cargo probtest run`.
 #[derive(Args, Clone, Debug, PartialEq, Eq)]
@@ -23,6 +24,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub nextest: bool,
 
+    /// The workspace and packages to test, as cargo takes them.
+    #[command(flatten)]
+    pub packages: PackageArgs,
+
     /// Arguments for `cargo test` (or `cargo nextest run`), after `--`; a second `--` starts
     /// the test binaries' own arguments, as with cargo.
     #[arg(last = true, value_name = "ARGS")]
@@ -30,7 +35,7 @@ pub struct RunArgs {
 }
 
 /// Runs `cargo probtest run`; the exit code is the test runner's (1 when a signal ended it).
-pub fn run(args: &RunArgs) -> Result<i32, Error> {
+pub fn run(args: &RunArgs, ui: &Ui) -> Result<i32, Error> {
     let key = chosen_key(std::env::var(table::SESSION.variable).ok())?;
     let cargo = target::cargo();
     let runner: &[&str] = if args.nextest {
@@ -41,6 +46,14 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     // What nextest says it ran, to reconcile the session with: a test process killed before
     // probtest's start-up left no record, and is an error all the same.
     let reconciling = args.nextest && !names_message_format(&args.args);
+    // This command's own options for cargo, then the user's, which may end with `--` and the
+    // test binaries' own.
+    let cargo_args = [
+        ui.cargo_flags(args.nextest),
+        args.packages.cargo_args(),
+        args.args.clone(),
+    ]
+    .concat();
     let mut command = Command::new(&cargo);
     command.args(runner);
     if reconciling {
@@ -51,8 +64,9 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
             .env(table::RECONCILE.variable, "1")
             .stdout(Stdio::piped());
     }
+    ui.pass_on(&mut command);
     command
-        .args(&args.args)
+        .args(&cargo_args)
         .env(table::SESSION.variable, &key)
         // The session's section is printed once, here, not once per test binary as well.
         .env(table::SUMMARY.variable, "0")
@@ -64,6 +78,15 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
             format!("cannot start ({error})"),
         )
     };
+    ui.detail(&format!(
+        "running `{} {}`",
+        target::display(&cargo),
+        command
+            .get_args()
+            .map(target::display)
+            .collect::<Vec<_>>()
+            .join(" ")
+    ));
     let (status, executed) = {
         defer_interrupts();
         let mut child = command.spawn().map_err(started)?;
@@ -74,18 +97,19 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         (child.wait().map_err(started)?, executed)
     };
     let code = exit_code(status);
-    let target = match target::target_dir(&CargoOptions::scan(&args.args)) {
+    let target = match target::target_dir(&CargoOptions::scan(&cargo_args)) {
         Ok(target) => target,
         // The runner needed the target directory too: when it failed, it has said why.
         Err(_) if code != 0 => return Ok(code),
         Err(error) => return Err(error),
     };
-    let options = CargoOptions::scan(&args.args);
+    let options = CargoOptions::scan(&cargo_args);
     match summarize(
         &target,
         &options,
         &key,
         reconciling.then_some(executed.as_slice()),
+        ui,
     ) {
         // Items of gated cases do not fail for their runs: a failing verdict fails here, with
         // the runner's own failure status.
@@ -136,6 +160,7 @@ fn summarize(
     options: &CargoOptions,
     key: &str,
     executed: Option<&[Executed]>,
+    ui: &Ui,
 ) -> Result<bool, Error> {
     let session = Session::new(&store::sessions_dir(target), key);
     if !session.exists() {
@@ -182,7 +207,8 @@ fn summarize(
     let mut failed = false;
     let mut stderr = std::io::stderr().lock();
     let source = SessionSource::of(&store::sessions_dir(target), key);
-    let outputs = Outputs::of_environment(options, source).with_summary(shown.map(str::to_string));
+    let outputs =
+        Outputs::of_environment(options, source).with_summary(shown.map(str::to_string), ui);
     for error in outputs.reporter().write(&report) {
         let _ = writeln!(stderr, "error: {error}");
         failed = true;

@@ -7,6 +7,7 @@ use std::process::Stdio;
 
 use cargo_metadata::camino::Utf8PathBuf;
 use cargo_metadata::{Metadata, MetadataCommand};
+use clap::Args;
 
 use crate::error::Error;
 
@@ -16,6 +17,64 @@ pub fn cargo() -> OsString {
     std::env::var_os("CARGO")
         .filter(|cargo| !cargo.is_empty())
         .unwrap_or_else(|| OsString::from("cargo"))
+}
+
+/// Cargo's options for the workspace and its packages, taken by the subcommands that build
+/// (`run`), as `cargo test` takes them, without a `--`.
+#[derive(Args, Clone, Debug, Default, PartialEq, Eq)]
+pub struct PackageArgs {
+    /// Path to the workspace's or package's Cargo.toml (cargo's `--manifest-path`).
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+
+    /// The packages to test (cargo's `-p`), any number.
+    #[arg(short = 'p', long = "package", value_name = "SPEC")]
+    pub packages: Vec<String>,
+}
+
+impl PackageArgs {
+    /// The same options for cargo.
+    pub fn cargo_args(&self) -> Vec<OsString> {
+        let mut args = manifest_args(self.manifest_path.as_deref());
+        for package in &self.packages {
+            args.push("-p".into());
+            args.push(package.into());
+        }
+        args
+    }
+}
+
+/// `--manifest-path PATH` for cargo, when a path is given.
+pub fn manifest_args(path: Option<&Path>) -> Vec<OsString> {
+    match path {
+        Some(path) => vec!["--manifest-path".into(), path.into()],
+        None => Vec::new(),
+    }
+}
+
+/// What cargo would say of the manifest it looks for: `--manifest-path`'s file, else a
+/// `Cargo.toml` in the working directory or above it. An error when there is none, before cargo
+/// runs and fails in words about building.
+pub fn check_manifest(path: Option<&Path>) -> Result<(), Error> {
+    if let Some(path) = path {
+        return if path.is_file() {
+            Ok(())
+        } else {
+            Err(Error::about(
+                format!("--manifest-path {}", path.display()),
+                "no such file",
+            ))
+        };
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|error| Error::new(format!("cannot read the working directory ({error})")))?;
+    if cwd.ancestors().any(|dir| dir.join("Cargo.toml").is_file()) {
+        return Ok(());
+    }
+    Err(Error::new(format!(
+        "no Cargo.toml in {} or any parent directory: run it inside the crate, or give --manifest-path",
+        cwd.display()
+    )))
 }
 
 /// Cargo's own options found in the arguments of a `cargo test` or `cargo nextest run`, before
@@ -176,6 +235,35 @@ mod tests {
         assert_eq!(CargoOptions::scan(&args(&["--", "--target-dir", "x"])), {
             CargoOptions::default()
         });
+    }
+
+    #[test]
+    fn package_options_become_cargos_and_a_manifest_path_is_seen_by_metadata() {
+        let options = PackageArgs {
+            manifest_path: Some(PathBuf::from("crate/Cargo.toml")),
+            packages: vec!["a".into(), "b".into()],
+        };
+        let cargo = options.cargo_args();
+        assert_eq!(
+            cargo,
+            args(&["--manifest-path", "crate/Cargo.toml", "-p", "a", "-p", "b"])
+        );
+        assert_eq!(
+            CargoOptions::scan(&cargo).for_metadata,
+            args(&["--manifest-path", "crate/Cargo.toml"])
+        );
+        assert!(PackageArgs::default().cargo_args().is_empty());
+    }
+
+    #[test]
+    fn a_manifest_path_that_is_not_there_is_one_line_naming_it() {
+        let error = check_manifest(Some(Path::new("/nonexistent/Cargo.toml"))).expect_err("none");
+        assert_eq!(
+            error.message(),
+            "--manifest-path /nonexistent/Cargo.toml: no such file"
+        );
+        // This package's tests run in its directory, below the workspace's Cargo.toml.
+        assert!(check_manifest(None).is_ok());
     }
 
     #[test]

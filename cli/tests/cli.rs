@@ -171,7 +171,8 @@ fn report_renders_the_rows_of_a_json_report() {
     let dir = TempDir::new("render");
     shard1(&dir);
     let output = cargo_probtest(&dir, &["probtest", "report", "--json", "shard1.json"]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // A flaky row fails the report: exit 100, nextest's code for failing tests.
+    assert_eq!(output.status.code(), Some(100), "{}", stderr(&output));
     let text = stdout(&output);
     assert!(text.contains(" probability "), "{text}");
     assert_eq!(
@@ -222,7 +223,8 @@ fn report_recomputes_rows_and_writes_json_out() {
             "out/again.json",
         ],
     );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // The recomputed rows decide: a flaky row fails the report.
+    assert_eq!(output.status.code(), Some(100), "{}", stderr(&output));
     let text = stdout(&output);
     assert_eq!(
         row(&text, "triage::refund"),
@@ -254,7 +256,8 @@ fn merge_combines_two_shards_and_recomputes_rows() {
             "all.json",
         ],
     );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // The merged report has a flaky row: it fails, as a CI job of shards should.
+    assert_eq!(output.status.code(), Some(100), "{}", stderr(&output));
     let text = stdout(&output);
     assert_eq!(
         row(&text, "triage::refund"),
@@ -481,7 +484,8 @@ fn report_renders_the_latest_session_or_a_named_one() {
     write_session(&target, "newer", 2, &[Outcome::Pass, Outcome::Pass]);
 
     let output = cargo_probtest(&dir, &["probtest", "report", "--target-dir", target_arg]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // An errored row fails the report.
+    assert_eq!(output.status.code(), Some(100), "{}", stderr(&output));
     let text = stdout(&output);
     // The run that never finished counts as an error.
     assert_eq!(
@@ -530,7 +534,8 @@ fn report_renders_the_latest_session_or_a_named_one() {
         .env("NO_COLOR", "1")
         .output()
         .expect("runs");
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // A failed run of an ungated case fails the report.
+    assert_eq!(output.status.code(), Some(100), "{}", stderr(&output));
     let text = stdout(&output);
     assert_eq!(
         row(&text, "triage::refund"),

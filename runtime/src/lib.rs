@@ -137,7 +137,7 @@
 //! | `PROB_MIN_INPUTS` | `min_inputs` | the fewest cases a function-level interval needs (10) |
 //! | `PROB_COMPARE` | `compare` | the argument whose values are compared, each against the first |
 //! | `PROB_ADJUST` | `adjust` | `none`, `holm`, `bonferroni` or `bh`: the comparisons' p-value adjustment |
-//! | `PROB_BASELINE` | | an earlier report (probtest's or pytest-probability's) to compare every function with, relative as `PROB_JSON` |
+//! | `PROB_BASELINE` | | an earlier report (probtest's or pytest-probability's) to compare every function with, relative as `PROB_JSON`; or the name of one `cargo probtest baseline save` kept |
 //! | `PROB_MARGIN` | | with `PROB_BASELINE`: fail a function whose pass rate may have dropped by more than this |
 //! | `PROB_STOP` | `stop` | `off` (default), `curtail` (skip a gated case's remaining runs once its verdict can no longer change) or `sequential` (judge rate gates on an anytime-valid confidence sequence and stop as soon as it decides) |
 //! | `PROB_DEFER_VERDICTS` | | `1`: gated cases' runs never fail their items; whoever reads the session judges (`cargo probtest run` sets it) |
@@ -326,6 +326,9 @@ pub mod __cli {
     /// The session store as `cargo probtest` reads it: sessions listed, loaded and reconciled
     /// with what nextest ran, and files written whole.
     pub mod store {
+        pub use crate::store::baseline_file::{
+            baseline_path, baselines_dir, is_baseline_name, saved_baselines, unknown_baseline,
+        };
         pub use crate::store::{
             sanitize_key, sessions_dir, write_file, Executed, Session, SessionData,
         };

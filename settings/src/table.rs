@@ -184,12 +184,13 @@ pub const ADJUST: Setting<Adjustment> = Setting::new(
     "`none`, `holm`, `bonferroni` or `bh`: the comparisons' p-value adjustment",
     parse_adjustment,
 );
-/// `PROB_BASELINE`; a relative path is relative to the workspace root.
+/// `PROB_BASELINE`; a relative path is relative to the workspace root, and a name with no such
+/// file is a saved baseline's.
 pub const BASELINE: Setting<String> = Setting::new(
     "PROB_BASELINE",
     None,
     Phase::Run,
-    "an earlier report (probtest's or pytest-probability's) to compare every function with, relative as `PROB_JSON`",
+    "an earlier report (probtest's or pytest-probability's) to compare every function with, relative as `PROB_JSON`; or the name of one `cargo probtest baseline save` kept",
     trimmed,
 );
 /// `PROB_MARGIN`; needs `PROB_BASELINE`.

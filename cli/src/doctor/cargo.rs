@@ -11,6 +11,7 @@ use probtest_settings as table;
 
 use crate::error::Error;
 use crate::target::{self, CargoOptions};
+use crate::ui::Ui;
 
 /// Which test targets to build, as `cargo test` selects them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -23,12 +24,14 @@ pub struct Selection {
     pub lib: bool,
     /// More `cargo test` arguments (features, profile).
     pub extra: Vec<OsString>,
+    /// `--manifest-path PATH`.
+    pub manifest_path: Option<PathBuf>,
 }
 
 impl Selection {
     /// The arguments that select the same targets for `cargo test`.
     pub fn cargo_args(&self) -> Vec<OsString> {
-        let mut args = Vec::new();
+        let mut args = target::manifest_args(self.manifest_path.as_deref());
         for package in &self.packages {
             args.push("-p".into());
             args.push(package.into());
@@ -100,15 +103,20 @@ impl TestBinary {
     }
 }
 
-/// Builds the selected test targets and returns their binaries.
-pub fn build(selection: &Selection) -> Result<Vec<TestBinary>, Error> {
+/// Builds the selected test targets and returns their binaries; with no manifest to build
+/// from, an error that says so.
+pub fn build(selection: &Selection, ui: &Ui) -> Result<Vec<TestBinary>, Error> {
+    target::check_manifest(selection.manifest_path.as_deref())?;
     let cargo = target::cargo();
-    let output = Command::new(&cargo)
+    let mut command = Command::new(&cargo);
+    ui.pass_on(&mut command);
+    let output = command
         .args([
             "test",
             "--no-run",
             "--message-format=json-render-diagnostics",
         ])
+        .args(ui.cargo_flags(false))
         .args(selection.cargo_args())
         // Cargo's progress and errors go to the user's terminal as they happen: building a
         // workspace can take minutes, and a silent wait reads as a hang.

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use crate::error::Error;
+use crate::ui::Ui;
 
 mod axes;
 pub(crate) mod cargo;
@@ -55,6 +56,10 @@ pub struct DoctorArgs {
     /// The package of the test (cargo test's `-p`).
     #[arg(short = 'p', long = "package", value_name = "PKG")]
     pub packages: Vec<String>,
+
+    /// Path to the workspace's or package's Cargo.toml (cargo's `--manifest-path`).
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
 
     /// The integration test target that holds the test (cargo test's `--test`).
     #[arg(long = "test", value_name = "TARGET", conflicts_with = "lib")]
@@ -108,6 +113,11 @@ pub struct ReproArgs {
     /// The blob the doctor printed (`pd1:...`).
     #[arg(value_name = "REPRO")]
     pub blob: String,
+
+    /// Path to the workspace's or package's Cargo.toml (cargo's `--manifest-path`); the blob
+    /// names the package.
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
 }
 
 /// A positive number of seconds, for `--timeout`.
@@ -129,13 +139,20 @@ fn preload_for(binary: &TestBinary) -> Result<PathBuf, String> {
         .map_err(|error| format!("cannot write the preload library: {error}"))
 }
 
+/// Whether `-q` silences the doctor's progress, set once before it starts.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn progress(text: &str) {
+    if QUIET.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let _ = writeln!(std::io::stderr().lock(), "doctor: {text}");
 }
 
 /// Runs `cargo probtest doctor`: 0 when a diagnosis was made (with `--suite`: for every test
 /// that failed), 1 when the test is not flaky or nothing could be attributed.
-pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
+pub fn doctor(args: &DoctorArgs, ui: &Ui) -> Result<i32, Error> {
+    QUIET.store(ui.quiet, std::sync::atomic::Ordering::Relaxed);
     runner::take_signals();
     let axes = if args.axes.is_empty() {
         Axis::ALL.to_vec()
@@ -156,10 +173,11 @@ pub fn doctor(args: &DoctorArgs) -> Result<i32, Error> {
         test_target: args.target.clone(),
         lib: args.lib,
         extra: args.args.clone(),
+        manifest_path: args.manifest_path.clone(),
     };
     let started = Instant::now();
     let deadline = started + settings.budget;
-    let binaries = cargo::build(&selection)?;
+    let binaries = cargo::build(&selection, ui)?;
     let diagnoses: Vec<(Diagnosis, DiagnosisJson)> = match &args.test {
         Some(test) => {
             let (binary, tests, victim) = cargo::find_test_or_row(&binaries, test)?;
@@ -430,11 +448,15 @@ fn rustc_version() -> Option<String> {
 
 /// Runs `cargo probtest repro`: 101 when the test failed as diagnosed (reproduced), 1 with
 /// `DID NOT REPRODUCE` when it passed.
-pub fn repro(args: &ReproArgs) -> Result<i32, Error> {
+pub fn repro(args: &ReproArgs, ui: &Ui) -> Result<i32, Error> {
     runner::take_signals();
     // Everything in the blob is checked before cargo runs: it is pasted from elsewhere.
     let repro = Repro::decode(&args.blob).map_err(|problem| Error::about("repro", problem))?;
-    let binaries = cargo::build(&repro.selection())?;
+    let selection = Selection {
+        manifest_path: args.manifest_path.clone(),
+        ..repro.selection()
+    };
+    let binaries = cargo::build(&selection, ui).map_err(|error| Error::about("repro", error))?;
     let (binary, tests) = cargo::find(&binaries, &repro.test)
         .map_err(|error| Error::about("repro", format!("the blob's test is not there: {error}")))?;
     if let Some(missing) = repro.plan.tests.iter().find(|name| !tests.contains(name)) {

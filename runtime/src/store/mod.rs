@@ -25,7 +25,9 @@
 //! | `report/<hash of path>/full` | `live`, when writing the whole report found the disk full | `live`, before writing the whole report again | the error's text; its age is a 10 s back-off | until a whole report is written |
 //!
 //! Not in a session directory: the cassette of `probtest::cached` (`cache`, under
-//! `<target>/probtest/cache/`, shared by sessions), and `.pruned-<session>-<pid>` beside the
+//! `<target>/probtest/cache/`, shared by sessions), the baselines `cargo probtest baseline
+//! save` keeps (`<target>/probtest/baselines/<NAME>.json`, reports a `PROB_BASELINE` name
+//! refers to; `baseline_file`), and `.pruned-<session>-<pid>` beside the
 //! sessions (a session being removed by `sessions`).
 //!
 //! The report itself (`PROB_JSON`) is wherever its setting says, written by `live`.
@@ -75,6 +77,7 @@ mod unrecorded;
 pub(crate) mod writer;
 
 pub(crate) use crate::format::store_lines::identity_fragment;
+pub(crate) use baseline_file::baseline_path;
 pub(crate) use earlier_reports::{baseline_report, earlier_reports};
 pub use key::sanitize_key;
 pub(crate) use key::session_key;

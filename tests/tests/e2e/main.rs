@@ -9,6 +9,7 @@
 mod analysis;
 mod cassette;
 mod cli;
+mod conventions;
 mod doctor;
 mod example;
 mod export;

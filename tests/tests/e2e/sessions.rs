@@ -131,6 +131,7 @@ fn under_cargo_test_an_abort_keeps_the_started_run_as_an_error() {
     let rewritten = "reports/crash-libtest-after.json";
     fixture.remove(rewritten);
     let target = support::shared_target_dir().to_string_lossy().into_owned();
+    // The run the abort cut short is an error: the report fails, exit 100.
     fixture
         .probtest(
             "report",
@@ -145,7 +146,7 @@ fn under_cargo_test_an_abort_keeps_the_started_run_as_an_error() {
             &[],
         )
         .run()
-        .assert_code(0);
+        .assert_code(100);
     let json = fixture.read_json(rewritten);
     let outcomes = run_outcomes(&json, "abort");
     assert_eq!(
@@ -171,7 +172,8 @@ fn retries_are_recorded_but_only_first_attempts_count() {
     let rendered = fixture()
         .probtest("report", &["--json", "reports/retry.json"], &[])
         .run();
-    rendered.assert_code(0);
+    // The first attempts failed: the report fails, exit 100.
+    rendered.assert_code(100);
     let overall = &rendered.sections()[0].overall;
     assert!(
         overall.contains("0/2 passed") && overall.contains("2 retries not counted"),
@@ -223,7 +225,8 @@ fn partition_shards_merge_into_the_rows_of_one_full_run() {
             &[],
         )
         .run();
-    merged.assert_code(0);
+    // The shards hold failing runs: the merged report fails, exit 100.
+    merged.assert_code(100);
     let all = fixture.read_json("reports/all.json");
     assert_eq!(row_counts(&all), row_counts(&full));
     assert_eq!(counts(&all["totals"]), counts(&full["totals"]));

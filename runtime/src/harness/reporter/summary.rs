@@ -13,6 +13,8 @@ use crate::render;
 pub struct Summary {
     /// The report file the `Report:` line names when the reporter writes none itself.
     report_line: Option<String>,
+    /// Colors chosen by the caller (`cargo probtest --color`); `None`: as stdout wants them.
+    color: Option<bool>,
 }
 
 impl Summary {
@@ -25,14 +27,26 @@ impl Summary {
     /// The summary, naming a report file someone else wrote (and checked) on its `Report:`
     /// line, unless the reporter writes one itself.
     pub fn naming(report_line: Option<String>) -> Summary {
-        Summary { report_line }
+        Summary {
+            report_line,
+            color: None,
+        }
+    }
+
+    #[cfg(feature = "_cli")]
+    /// This summary, colored or not as the caller chose rather than as the environment says.
+    pub fn colored(self, color: bool) -> Summary {
+        Summary {
+            color: Some(color),
+            ..self
+        }
     }
 
     /// Prints the summary (nothing when the report has no rows); a closed stdout is not an
     /// error.
     pub(super) fn print(&self, report: &Report, written_json: Option<&str>) {
         let options = render::Options {
-            color: render::color_enabled(),
+            color: self.color.unwrap_or_else(render::color_enabled),
             report_path: written_json.or(self.report_line.as_deref()),
         };
         let text = render::summary(report, &options);

@@ -73,15 +73,13 @@ pub(super) fn resolve_stats(
     }
     stats.margin = table::MARGIN.resolve(env, entries)?;
     if let Some(path) = table::BASELINE.resolve(env, entries)? {
-        // Relative to the workspace root, as PROB_JSON is: every package's processes agree.
-        let path = Path::new(&path);
+        // Relative to the workspace root, as PROB_JSON is: every package's processes agree. A
+        // name with no such file is a baseline `cargo probtest baseline save` kept.
+        let target = || crate::harness::recorder::target_dir().ok();
         stats.baseline = Some(
-            match config.root {
-                Some(root) if path.is_relative() => Path::new(root).join(path),
-                _ => path.to_path_buf(),
-            }
-            .to_string_lossy()
-            .into_owned(),
+            crate::store::baseline_path(&path, config.root.map(Path::new), target)
+                .to_string_lossy()
+                .into_owned(),
         );
     } else if stats.margin.is_some() {
         return Err(format!(

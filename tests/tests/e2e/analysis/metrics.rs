@@ -124,7 +124,8 @@ fn a_schema_3_report_with_bare_metric_means_is_still_read() {
         )
         .env("NO_COLOR", "1")
         .run();
-    read.assert_code(0);
+    // The report's rows fail: `report` exits 100 as the session did.
+    read.assert_code(100);
     // The metrics block from the report's records, as a fresh run prints it.
     let qa_line = block(&read.stdout, "probability: metrics")
         .into_iter()
@@ -150,7 +151,8 @@ fn a_schema_3_report_with_bare_metric_means_is_still_read() {
         )
         .env("NO_COLOR", "1")
         .run();
-    merged.assert_code(0);
+    // The same failing rows, merged.
+    merged.assert_code(100);
     let merged = fixture().read_json("reports/merged.json");
     assert_eq!(merged["aggregates"][0]["metrics"]["pass^3"]["k"], 3);
 }

@@ -13,7 +13,7 @@ use crate::support::{self, Fixture, Output};
 mod engine;
 mod kinds;
 mod patterns;
-mod repro;
+pub(crate) mod repro;
 mod rows;
 mod suite;
 

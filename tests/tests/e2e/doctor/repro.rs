@@ -112,13 +112,13 @@ fn blob_of_text(text: &str) -> String {
     format!("pd1:{}", base64url(text.as_bytes()))
 }
 
-fn blob(payload: &Value) -> String {
+pub(crate) fn blob(payload: &Value) -> String {
     blob_of_text(&payload.to_string())
 }
 
 /// A well-formed payload, of the shape the doctor writes: `test` of the fixture's `repro`
 /// target, run alone, nothing perturbed.
-fn payload(test: &str) -> Value {
+pub(crate) fn payload(test: &str) -> Value {
     json!({
         "v": 2,
         "package": "pt-doctor-repro",

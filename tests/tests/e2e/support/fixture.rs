@@ -83,6 +83,19 @@ impl Fixture {
         }
     }
 
+    /// `cargo probtest <args>` as given, in the crate's directory: nothing names the manifest.
+    pub fn cargo_probtest(&self, args: &[&str]) -> Run {
+        Run {
+            program: Some(cli_binary().to_path_buf()),
+            subcommand: vec!["probtest".into()],
+            args: args.iter().map(|s| s.to_string()).collect(),
+            manifest: None,
+            cwd: self.dir.clone(),
+            envs: Vec::new(),
+            timeout: None,
+        }
+    }
+
     fn run(&self, subcommand: &[&str], args: &[&str]) -> Run {
         Run {
             program: None,
