@@ -220,7 +220,8 @@ pub mod planning {
     pub use crate::render::planning::plan as render;
 }
 pub use model::{
-    Aggregate, CaseInfo, CompareSpec, Part, Record, Report, Row, Totals, SCHEMA_VERSION,
+    Aggregate, BinaryNotRun, CaseInfo, CompareSpec, Part, Record, Report, Row, Totals,
+    SCHEMA_VERSION,
 };
 pub use render::{color_enabled, summary, Options as RenderOptions};
 pub use types::key::CaseKey;
