@@ -7,6 +7,7 @@
 
 mod doctor;
 mod error;
+mod expected;
 mod export;
 mod merge;
 mod outputs;
