@@ -293,8 +293,8 @@ pub mod __private {
 #[doc(hidden)]
 pub mod __cli {
     pub use crate::export::pieces::{
-        doctor_command, fraction, gates_text, interval_text, needs_attention, overall_text,
-        records_by_row, run_message, verdict_word,
+        doctor_command, fraction, gates_text, interval_text, needs_attention, not_run_note,
+        not_run_text, overall_text, records_by_row, run_message, status_with_not_run, verdict_word,
     };
     pub use crate::harness::reporter::{
         Html, Json, OutputFile, Reporter, SessionSource, Sink, SinkError, Summary,

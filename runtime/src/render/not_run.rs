@@ -63,8 +63,8 @@ fn plural(count: u64, one: &str, many: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::model::not_run::ExpectedBinary;
     use crate::model::tests::{build, info, record};
-    use crate::model::ExpectedBinary;
     use crate::render::{summary, Options};
     use crate::types::status::Outcome;
 

@@ -19,8 +19,8 @@ use std::collections::HashMap;
 use askama::Template;
 
 use crate::export::{
-    doctor_command, fraction, gates_text, interval_text, needs_attention, overall_text,
-    records_by_row, run_message, verdict_word,
+    doctor_command, fraction, gates_text, interval_text, needs_attention, not_run_text,
+    overall_text, records_by_row, run_message, status_with_not_run, verdict_word,
 };
 use crate::model::{Record, Report, Row};
 use crate::render::text::{bar_text, model_name, money, thousands, token_text};
@@ -168,6 +168,12 @@ pub fn html(report: &Report, history: &History) -> String {
         // case, passed, pass rate, interval, status and history; cost comes with per pass.
         count: 6 + usize::from(gate) + 2 * usize::from(cost) + usize::from(tokens),
     };
+    // Runs that never started head the page's warnings, as the summary's `Not run:` line.
+    let warnings: Vec<String> = not_run_text(report)
+        .map(|text| format!("Not run: {text}"))
+        .into_iter()
+        .chain(report.warnings.iter().cloned())
+        .collect();
     let page = Page {
         title: match &report.session {
             Some(session) => format!("probability: {session}"),
@@ -184,7 +190,7 @@ pub fn html(report: &Report, history: &History) -> String {
             String::new()
         },
         replayed: crate::render::waits::replayed_text(report).unwrap_or_default(),
-        warnings: &report.warnings,
+        warnings: &warnings,
         attention: report.rows.iter().filter(|r| needs_attention(r)).count(),
         columns,
         cases,
@@ -226,7 +232,7 @@ fn case_view(
     history: &History,
     baseline: Option<f64>,
 ) -> CaseView {
-    let status = Report::row_status_text(row);
+    let status = status_with_not_run(row);
     let interval = interval_text(report, row);
     let ci = row
         .ci
