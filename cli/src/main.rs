@@ -9,6 +9,7 @@
 mod baseline;
 mod doctor;
 mod error;
+mod expected;
 mod export;
 mod merge;
 mod outputs;
@@ -70,10 +71,17 @@ pub enum Command {
     /// process died before probtest's start-up) is an error in the summary. With
     /// PROB_JSON set, the `Report:` line shows it. The exit code is the runner's: 0 when
     /// everything passed, its own nonzero code otherwise, 1 when a signal ended it.
+    ///
+    /// Every run runs: the runner gets --no-fail-fast unless its arguments say --fail-fast,
+    /// --no-fail-fast or (nextest) --max-fail. Before running, each test binary lists the
+    /// tests the arguments select; a run among them that never starts (a --fail-fast stop, a
+    /// binary that never ran) is counted as not run, on its row ("3/5  5 not run"), in the
+    /// JSON (`not_run`, `binaries_not_run`) and in every report file, and fails the session.
     #[command(after_help = "Examples:\n  \
         cargo probtest run -- --test evals\n  \
         cargo probtest run --nextest -- --partition count:1/2\n  \
-        cargo probtest run -- --test evals -- --test-threads=1")]
+        cargo probtest run -- --test evals -- --test-threads=1\n  \
+        cargo probtest run -- --fail-fast")]
     Run(RunArgs),
 
     /// Print the summary of the latest session, of a given session, or of a JSON report.

@@ -313,7 +313,7 @@ pub fn load_session(session: &Session) -> Result<(Report, Option<String>), Error
     let named = data.report.clone();
     // What the store could not account for (unreadable bytes, unrecorded runs) is among the
     // report's warnings.
-    Ok((data.into_report(), named))
+    Ok((data.into_finished_report(), named))
 }
 
 /// Writes a report as JSON (through a symlink to its target, straight into a device or a

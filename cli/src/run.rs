@@ -13,6 +13,7 @@ use probtest::__cli::SessionSource;
 use probtest_settings as table;
 
 use crate::error::Error;
+use crate::expected::{self, Listing};
 use crate::outputs::{setting_file, Outputs};
 use crate::target::{self, CargoOptions, PackageArgs};
 use crate::ui::Ui;
@@ -47,22 +48,49 @@ pub fn run(args: &RunArgs, ui: &Ui) -> Result<i32, Error> {
     // probtest's start-up left no record, and is an error all the same.
     let reconciling = args.nextest && !names_message_format(&args.args);
     // This command's own options for cargo, then the user's, which may end with `--` and the
-    // test binaries' own.
+    // test binaries' own; `--fail-fast` is cargo test's default, and no flag of its own.
+    let user_args = if args.nextest {
+        args.args.clone()
+    } else {
+        expected::without_fail_fast(&args.args)
+    };
     let cargo_args = [
         ui.cargo_flags(args.nextest),
         args.packages.cargo_args(),
-        args.args.clone(),
+        user_args,
     ]
     .concat();
+    // The runs the session expects, listed before any runs: those that never start are
+    // counted as not run.
+    let listing = match target::target_dir(&CargoOptions::scan(&cargo_args)) {
+        Ok(target) => expected::list(
+            args.nextest,
+            &cargo_args,
+            &Session::new(&store::sessions_dir(&target), &key),
+        ),
+        // The runner needs the target directory too, and says what is wrong with it.
+        Err(_) => Listing::NotListed,
+    };
+    if let Listing::BuildFailed(code) = listing {
+        return Ok(code);
+    }
     let mut command = Command::new(&cargo);
     command.args(runner);
+    // Every run runs, unless the user chose otherwise: a run that never starts is only
+    // counted, and the failures after the first are what a rate is made of.
+    if !expected::chooses_fail_fast(&args.args) {
+        command.arg("--no-fail-fast");
+    }
     if reconciling {
         // Before the user's arguments, which may end with `--` and the test binaries' own.
         command
             .args(["--message-format", "libtest-json-plus"])
             .env("NEXTEST_EXPERIMENTAL_LIBTEST_JSON", "1")
-            .env(table::RECONCILE.variable, "1")
             .stdout(Stdio::piped());
+        if listing != Listing::Listed {
+            // The listing did not describe the binaries' items: nextest's own listing does.
+            command.env(table::RECONCILE.variable, "1");
+        }
     }
     ui.pass_on(&mut command);
     command
@@ -188,11 +216,11 @@ fn summarize(
     let named = data.report.clone();
     let written = data.report_path.clone();
     let reconciled = data.reconciled;
-    let mut report = data.into_report();
+    let mut report = data.into_finished_report();
     report.session = Some(key.to_string());
     let mut problem = written.as_deref().and_then(|path| unwritten(path, key));
     if let (None, Some(path)) = (&problem, written.as_deref()) {
-        if reconciled > 0 {
+        if reconciled > 0 || report.totals.not_run > 0 {
             problem = add_reconciled(&report, path, options, reconciled);
         } else if names_own_report(path, options) {
             // Test processes under nextest keep the report run by run, without what needs
@@ -267,7 +295,7 @@ fn names_own_report(path: &Path, options: &CargoOptions) -> bool {
 }
 
 /// Rewrites the session's report at `path` with the `reconciled` errors the test processes
-/// could not write, when this command's own settings name that report (`PROB_JSON`): only
+/// could not write and the runs not run, when this command's own settings name that report (`PROB_JSON`): only
 /// paths from the current settings are written. Otherwise says the report lacks them. Returns
 /// why the report could not be rewritten, if it could not.
 fn add_reconciled(
@@ -281,10 +309,20 @@ fn add_reconciled(
             .err()
             .map(|error| error.to_string());
     }
+    let mut lacks = Vec::new();
+    if reconciled > 0 {
+        lacks.push(format!(
+            "the {reconciled} errors of tests that left no record"
+        ));
+    }
+    if report.totals.not_run > 0 {
+        lacks.push(format!("the {} runs not run", report.totals.not_run));
+    }
     let _ = writeln!(
         std::io::stderr().lock(),
-        "note: {} lacks the {reconciled} errors of tests that left no record; set {} for `cargo probtest run` to rewrite it",
+        "note: {} lacks {}; set {} for `cargo probtest run` to rewrite it",
         path.display(),
+        lacks.join(" and "),
         table::JSON.variable
     );
     None

@@ -234,7 +234,8 @@ pub mod planning {
     pub use crate::render::planning::plan as render;
 }
 pub use model::{
-    Aggregate, CaseInfo, CompareSpec, Part, Record, Report, Row, Totals, SCHEMA_VERSION,
+    Aggregate, BinaryNotRun, CaseInfo, CompareSpec, Part, Record, Report, Row, Totals,
+    SCHEMA_VERSION,
 };
 pub use render::{color_enabled, summary, Options as RenderOptions};
 pub use types::key::CaseKey;
@@ -313,7 +314,8 @@ pub mod __private {
 pub mod __cli {
     pub use crate::export::pieces::{
         doctor_command, failure_groups, fraction, gates_text, interval_text, needs_attention,
-        overall_text, records_by_row, run_spans, verdict_word, FailureGroup,
+        not_run_note, not_run_text, overall_text, records_by_row, run_spans, status_with_not_run,
+        verdict_word, FailureGroup,
     };
     pub use crate::harness::reporter::{
         Html, Json, OutputFile, Reporter, SessionSource, Sink, SinkError, Summary,

@@ -162,7 +162,7 @@ fn test_binary(artifact: Artifact, target_dir: &Path) -> Option<TestBinary> {
 /// A package's name from cargo's package id: `path+file:///w/evals#pt-evals@0.1.0`,
 /// `path+file:///w/evals#0.1.0` (the name is the directory's), or the older
 /// `pt-evals 0.1.0 (path+file:///w/evals)`.
-fn package_name(id: &str) -> Option<String> {
+pub(crate) fn package_name(id: &str) -> Option<String> {
     if let Some((name, _)) = id.split_once(' ') {
         return Some(name.to_string());
     }

@@ -78,6 +78,9 @@ pub fn junit(report: &Report) -> Result<String, quick_junit::SerializeError> {
         total_time += time;
         xml.add_test_suite(suite);
     }
+    if let Some(suite) = binaries_suite(report) {
+        xml.add_test_suite(suite);
+    }
     xml.set_time(duration(total_time));
     Ok(without_root_skipped(xml.to_string()?))
 }
@@ -199,7 +202,64 @@ fn row_cases(report: &Report, row: &Row, records: &[&Record], classname: &str) -
     if let Some(case) = latency_case(report, row, classname) {
         cases.push(case);
     }
+    if row.not_run > 0 {
+        // A failure, not a skip: CI shows a skip as benign, and these runs fail the session.
+        let message = format!(
+            "NOT RUN: {} of {} runs never started",
+            row.not_run,
+            row.not_run + row.total
+        );
+        let case = Case {
+            name: if row.never_started() {
+                row.info.case.clone()
+            } else {
+                format!("{} not run", row.info.case)
+            },
+            classname: classname.to_string(),
+            time: 0.0,
+            verdict: CaseResult::Failed {
+                kind: "failure",
+                text: format!("{message}\n"),
+                message,
+            },
+        };
+        // A row none of whose runs started has no result of its own to report.
+        if row.never_started() {
+            cases[0] = case;
+        } else {
+            cases.push(case);
+        }
+    }
     cases
+}
+
+/// The `testsuite` of the test binaries that never ran, a failing `testcase` each.
+fn binaries_suite(report: &Report) -> Option<TestSuite> {
+    if report.binaries_not_run.is_empty() {
+        return None;
+    }
+    let mut suite = TestSuite::new("not run");
+    suite.set_time(duration(0.0));
+    for binary in &report.binaries_not_run {
+        let message = format!(
+            "NOT RUN: the binary never ran: {} runs not run",
+            binary.runs
+        );
+        suite.add_test_case(test_case(Case {
+            name: binary.label.clone(),
+            classname: "not run".to_string(),
+            time: 0.0,
+            verdict: CaseResult::Failed {
+                kind: "failure",
+                text: format!("{message}\n"),
+                message,
+            },
+        }));
+    }
+    suite
+        .extra
+        .insert("timestamp".into(), clean(&report.created).into());
+    Some(suite)
 }
 
 /// A latency gate's `testcase` (`max_latency`), judged as a rate gate's is: `refund latency

@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 
 use probtest::__cli::{
     bar_text, bound_percent, failure_groups, fraction, gates_text, interval_text, model_name,
-    money, needs_attention, overall_text, records_by_row, replayed_text, shown, shown_block,
-    thousands, verdict_word, FailureGroup, OutputFile, Sink, SinkError,
+    money, needs_attention, not_run_text, overall_text, records_by_row, replayed_text, shown,
+    shown_block, status_with_not_run, thousands, verdict_word, FailureGroup, OutputFile, Sink,
+    SinkError,
 };
 use probtest::stats::Verdict;
 use probtest::{Report, Row};
@@ -103,6 +104,9 @@ pub fn markdown(report: &Report) -> String {
 /// The overall line, the gates and the cost, as the summary's totals say them.
 fn overall(report: &Report, out: &mut String) {
     let _ = writeln!(out, "**{}**  ", overall_text(report));
+    if let Some(not_run) = not_run_text(report) {
+        let _ = writeln!(out, "Not run: {}  ", escape(&not_run));
+    }
     if let Some(gates) = gates_text(report) {
         let _ = writeln!(out, "Gates: {gates}  ");
     }
@@ -151,7 +155,7 @@ fn cases_table(report: &Report, rows: &[&Row], all: bool) -> String {
 /// The status words, then the gate's verdict: `FLAKY; gate UNDECIDED` (the gates table has
 /// the bar).
 fn status_cell(row: &Row) -> String {
-    let status = Report::row_status_text(row);
+    let status = status_with_not_run(row);
     let gate = row
         .gate
         .map(|gate| format!("gate {}", verdict_word(gate.verdict)));

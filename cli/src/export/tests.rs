@@ -372,3 +372,73 @@ fn markdown_shows_control_characters_escaped_and_entities_as_typed() {
         "{text}"
     );
 }
+
+/// A session whose runs did not all start: `classify::a` ran 3 of 6 runs (one failing), and
+/// `classify::z`, of a binary that never ran, none of its 4.
+fn not_run_report() -> Report {
+    let mut records = runs(
+        "classify::a",
+        &[(Outcome::Pass, 2), (Outcome::Fail, 1)],
+        0.0,
+    );
+    records.extend(runs("classify::z", &[(Outcome::Pass, 1)], 0.0));
+    let mut report = Report::build(
+        [info("classify::a"), info("classify::z")],
+        records,
+        &StatsConfig::default(),
+    );
+    report.rows[0].not_run = 3;
+    // As the model leaves a case none of whose runs started.
+    let never = &mut report.rows[1];
+    (never.passes, never.total, never.pass_rate, never.ci) = (0, 0, 0.0, None);
+    never.status = Status::Error;
+    never.not_run = 4;
+    report.records.retain(|record| record.case == "classify::a");
+    report.totals.not_run = 7;
+    report.binaries_not_run = vec![probtest::BinaryNotRun {
+        binary: "fixture::second".into(),
+        label: "tests/second.rs (second-1a2b)".into(),
+        runs: 4,
+    }];
+    report.exit_status = 1;
+    report
+}
+
+#[test]
+fn runs_not_run_are_said_in_the_markdown_and_fail_their_junit_cases() {
+    let report = not_run_report();
+    let text = markdown(&report);
+    assert!(
+        text.contains(
+            "Not run: 7 runs in 2 cases; binary tests/second.rs (second-1a2b) never ran (4 runs)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("| FLAKY, 3 not run\n"), "{text}");
+    assert!(text.contains("| 4 not run\n"), "{text}");
+    assert!(text.contains(", 7 not run**"), "{text}");
+    let xml = junit(&report);
+    assert!(
+        xml.contains(r#"<testcase name="classify::a not run""#),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(r#"message="NOT RUN: 3 of 6 runs never started""#),
+        "{xml}"
+    );
+    // The case that never started has its not-run failure alone, never a pass.
+    assert_eq!(
+        xml.matches(r#"<testcase name="classify::z""#).count(),
+        1,
+        "{xml}"
+    );
+    assert!(
+        xml.contains(r#"message="NOT RUN: 4 of 4 runs never started""#),
+        "{xml}"
+    );
+    assert!(xml.contains(r#"<testsuite name="not run""#), "{xml}");
+    assert!(
+        xml.contains(r#"<testcase name="tests/second.rs (second-1a2b)""#),
+        "{xml}"
+    );
+}

@@ -35,7 +35,35 @@ pub fn records_by_row(report: &Report) -> Vec<Vec<&Record>> {
 /// Whether a row is anything but a clean pass: a run that failed or errored, or a gate that
 /// did not pass.
 pub fn needs_attention(row: &Row) -> bool {
-    row.status != Status::Pass || row.gate.is_some_and(|gate| gate.verdict != Verdict::Pass)
+    row.status != Status::Pass
+        || row.gate.is_some_and(|gate| gate.verdict != Verdict::Pass)
+        || row.not_run > 0
+}
+
+/// `5 not run`, for a row with runs that never started, as the summary's note says it.
+pub fn not_run_note(row: &Row) -> Option<String> {
+    crate::render::not_run::row_note(row)
+}
+
+/// The status words of a row, then what never started: `FLAKY, 5 not run`; a row none of whose
+/// runs started says that alone. Empty for a clean pass.
+pub fn status_with_not_run(row: &Row) -> String {
+    let status = if row.never_started() {
+        String::new()
+    } else {
+        Report::row_status_text(row)
+    };
+    match (not_run_note(row), status.is_empty()) {
+        (None, _) => status,
+        (Some(note), true) => note,
+        (Some(note), false) => format!("{status}, {note}"),
+    }
+}
+
+/// `9 runs in 2 cases; binary tests/b.rs (b-1a2b) never ran (4 runs)`, as the summary's
+/// `Not run:` line says it; `None` when every expected run started.
+pub fn not_run_text(report: &Report) -> Option<String> {
+    crate::render::not_run::text(report)
 }
 
 /// A gate verdict as the terminal's gates block spells it.
@@ -64,6 +92,9 @@ pub fn overall_text(report: &Report) -> String {
             "retries"
         };
         text.push_str(&format!(", {} {noun} not counted", totals.retries));
+    }
+    if totals.not_run > 0 {
+        text.push_str(&format!(", {} not run", totals.not_run));
     }
     text
 }

@@ -161,8 +161,14 @@ pub(crate) struct RowView<'a> {
     stopped: &'a Option<Stop>,
     #[serde(skip_serializing_if = "Option::is_none")]
     latency: Option<Explained<'a, LatencyResult>>,
+    #[serde(skip_serializing_if = "is_zero")]
+    not_run: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     explanation: Option<&'a str>,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// A row with its texts.
@@ -188,6 +194,7 @@ pub(crate) fn explained_row<'a>(row: &'a Row, texts: Option<&'a RowExplanations>
             .latency
             .as_ref()
             .map(|l| explained(l, texts.and_then(|t| t.latency.as_deref()))),
+        not_run: row.not_run,
         explanation: texts.map(|t| t.row.as_str()),
     }
 }

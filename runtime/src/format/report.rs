@@ -18,7 +18,9 @@ use crate::format::explained::{
 use crate::model::analysis::Comparison;
 use crate::model::explanations::{Explanations, RowExplanations};
 use crate::model::stops::Stopping;
-use crate::model::{Aggregate, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION};
+use crate::model::{
+    Aggregate, BinaryNotRun, CaseInfo, Record, Report, Row, Totals, SCHEMA_VERSION,
+};
 use crate::types::stats::latency::LatencyResult;
 use crate::types::stats::{StatsConfig, Verdict};
 use crate::types::status::Outcome;
@@ -186,6 +188,11 @@ pub(crate) fn row_tail(row: &Row, texts: Option<&RowExplanations>) -> io::Result
         ),
         None => metrics,
     };
+    // Only a row with runs that never started has `not_run`, as serde leaves it out otherwise.
+    let metrics = match row.not_run {
+        0 => metrics,
+        count => format!("{metrics},\"not_run\":{count}"),
+    };
     let counts = format!(
         "\"passes\":{},\"fails\":{},\"errors\":{},\"total\":{},\"pass_rate\":{},\"status\":\"{}\",\
          \"cost\":{},\"usage\":{usage},\"ci\":",
@@ -268,9 +275,14 @@ fn latency_json(latency: &LatencyResult) -> String {
 /// Totals, as `serde_json::to_string(totals)` writes them, up to number spelling.
 pub(crate) fn totals(totals: &Totals) -> io::Result<String> {
     let usage = serde_or(&totals.usage, totals.usage.is_empty(), "{}")?;
+    // Only totals with runs that never started have `not_run`, as serde leaves it out.
+    let not_run = match totals.not_run {
+        0 => String::new(),
+        count => format!(",\"not_run\":{count}"),
+    };
     Ok(format!(
         "{{\"passes\":{},\"fails\":{},\"errors\":{},\"count\":{},\"pass_rate\":{},\"cost\":{},\
-         \"usage\":{usage},\"retries\":{}}}",
+         \"usage\":{usage},\"retries\":{}{not_run}}}",
         totals.passes,
         totals.fails,
         totals.errors,
@@ -379,6 +391,8 @@ struct ReportView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     stopping: &'a Option<Stopping>,
     warnings: &'a [String],
+    #[serde(skip_serializing_if = "<[BinaryNotRun]>::is_empty")]
+    binaries_not_run: &'a [BinaryNotRun],
     records: &'a [Record],
 }
 
@@ -408,6 +422,7 @@ pub(crate) fn whole(report: &Report, texts: Option<&Explanations>) -> io::Result
             baseline: explained_baseline(report.baseline.as_ref(), texts),
             stopping: &report.stopping,
             warnings: &report.warnings,
+            binaries_not_run: &report.binaries_not_run,
             records: &report.records,
         }),
     }

@@ -108,11 +108,14 @@ fn row_tails_and_totals_read_as_serde_writes_them() {
             max_latency: Some(0.5),
             ..Default::default()
         });
-        let report = Report::build(infos, records, &stats);
+        let mut report = Report::build(infos, records, &stats);
         assert!(report
             .rows
             .iter()
             .any(|row| row.latency.as_ref().is_some_and(|l| l.verdict.is_some())));
+        // Runs that never started, on a row and in the totals.
+        report.rows[0].not_run = 3;
+        report.totals.not_run = 3;
         for row in &report.rows {
             let whole = serde_json::to_string(row).expect("serde writes it");
             let parts =

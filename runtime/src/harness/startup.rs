@@ -150,18 +150,19 @@ fn list_items() {
     }
 }
 
-/// Writes this binary's generated items to `path` as JSON, `{"items": [{"name", "row", "run"}],
-/// "cases": [..], "stats_config": {..}, "report": ".."}` (`PROB_ITEMS_OUT`): for `cargo probtest doctor`, which
-/// diagnoses a report's row through one of its run items, and `cargo probtest plan`, which plans
-/// the cases under the statistics settings this process resolves. A write that fails says so on
-/// stderr; the listing goes on.
+/// Writes this binary's generated items to `path` as JSON, `{"items": [{"name", "row", "run",
+/// "case"}], "cases": [..], "stats_config": {..}, "report": ".."}` (`PROB_ITEMS_OUT`; `case`
+/// is an index into `cases`): for `cargo probtest run`, which counts the runs it expects;
+/// `cargo probtest doctor`, which diagnoses a report's row through one of its run items; and
+/// `cargo probtest plan`, which plans the cases under the statistics settings this process
+/// resolves. A write that fails says so on stderr; the listing goes on.
 fn write_items(path: &std::path::Path) {
     let (cases, items) = registry::item_names();
     let items: Vec<serde_json::Value> = items
         .into_iter()
         .filter_map(|(name, case, run)| {
             let row = &cases.get(case as usize)?.case;
-            Some(serde_json::json!({"name": name, "row": row, "run": run}))
+            Some(serde_json::json!({"name": name, "row": row, "run": run, "case": case}))
         })
         .collect();
     let settings = registry::BENCHES

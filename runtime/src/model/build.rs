@@ -99,6 +99,7 @@ fn build(
         baseline: None,
         stopping: stopping(&rows, config),
         warnings,
+        binaries_not_run: Vec::new(),
         rows,
         records,
     };

@@ -10,6 +10,7 @@ mod build;
 pub(crate) mod case;
 pub(crate) mod explanations;
 pub(crate) mod latency_gate;
+pub(crate) mod not_run;
 pub(crate) mod order;
 pub mod planning;
 pub(crate) mod record;
@@ -23,6 +24,9 @@ pub(crate) mod waits;
 
 pub(crate) use case::{effective_gate, infeasible};
 pub use case::{CaseInfo, CompareSpec, Part};
+pub use not_run::BinaryNotRun;
+#[cfg(feature = "_cli")]
+pub(crate) use not_run::ExpectedBinary;
 pub use record::Record;
 pub use report::{Aggregate, Report, Row, Totals, SCHEMA_VERSION};
 pub(crate) use synthetic::synthetic_records;

@@ -8,6 +8,7 @@
 
 use crate::model::analysis::{BaselineResult, Comparison, Estimate, MetricAggregate};
 use crate::model::case::{effective_gate, CaseInfo};
+use crate::model::not_run::BinaryNotRun;
 use crate::model::record::Record;
 use crate::model::stops::{Stop, Stopping};
 use crate::types::ordered_map::OrderedMap;
@@ -62,6 +63,8 @@ pub struct Report {
     /// One line each: gates that cannot pass even if every run passes, and totals that
     /// overflowed and stopped at the largest number.
     pub warnings: Vec<String>,
+    /// The test binaries none of whose expected runs started (`cargo probtest run`).
+    pub binaries_not_run: Vec<BinaryNotRun>,
     /// Every run, in row order then run order.
     pub records: Vec<Record>,
 }
@@ -108,6 +111,9 @@ pub struct Totals {
     /// Runs that were retries of an earlier attempt (nextest `--retries`): kept in `records`,
     /// left out of every count so that a retried flake does not bias its case's rate.
     pub retries: u64,
+    /// Runs the session expected and never started (`cargo probtest run` lists them): in no
+    /// count, and never a pass.
+    pub not_run: u64,
 }
 
 /// One case: its identity, its counts and its verdict.
@@ -142,6 +148,9 @@ pub struct Row {
     /// The latency quantile of the case's run times, its interval and the latency gate's
     /// verdict (`max_latency`); reports before it have none.
     pub latency: Option<LatencyResult>,
+    /// Runs of the case the session expected and never started (`cargo probtest run` lists
+    /// them): not in `total`.
+    pub not_run: u64,
 }
 
 /// The running counts rows and totals share, borrowed from either.
@@ -195,6 +204,7 @@ impl Row {
             metrics: OrderedMap::default(),
             stopped: None,
             latency: None,
+            not_run: 0,
         }
     }
 

@@ -16,6 +16,7 @@ pub(crate) mod explain;
 pub(crate) mod explained;
 pub(crate) mod latency_block;
 pub(crate) mod metrics;
+pub(crate) mod not_run;
 pub mod planning;
 pub(crate) mod stop_notes;
 pub(crate) mod summary;

@@ -12,7 +12,7 @@ use crate::render::text::{
     token_text, whole_percent,
 };
 use crate::types::stats::{ErrorPolicy, GateResult, Verdict};
-use crate::types::status::Status;
+use crate::types::status::{Color, Status};
 
 /// How to render the summary.
 #[derive(Clone, Copy, Debug, Default)]
@@ -73,7 +73,12 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
     // A line's pieces are appended as they are, not through `write!`: a summary has a row per
     // case, rendered at every exit in a test binary built without optimizations.
     for (index, row) in report.rows.iter().enumerate() {
-        let status = Report::row_status_text(row);
+        // A row none of whose runs started has nothing to judge: its note says it all.
+        let status = if row.never_started() {
+            String::new()
+        } else {
+            Report::row_status_text(row)
+        };
         let tone = row.status.color();
         let fraction = format!("{}/{}", row.passes, row.total);
         let case = shown(&row.info.case);
@@ -99,6 +104,10 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
             line.push_str("  ");
             line.push_str(&note);
         }
+        if let Some(note) = crate::render::not_run::row_note(row) {
+            line.push_str("  ");
+            line.push_str(&paint(&note, Color::Red, color));
+        }
         out.push_str(line.trim_end());
         out.push('\n');
     }
@@ -123,7 +132,9 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
         let _ = write!(out, ", {} {noun} not counted", totals.retries);
     }
     crate::render::stop_notes::overall(report, &mut out);
+    crate::render::not_run::overall(report, &mut out);
     out.push('\n');
+    crate::render::not_run::line(report, &mut out);
     let verdicts: Vec<Verdict> = report
         .rows
         .iter()

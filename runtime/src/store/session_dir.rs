@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use crate::format::store_files::SessionFile;
 use crate::format::store_lines::Line;
 use crate::model::record::died_record;
+#[cfg(feature = "_cli")]
+use crate::model::ExpectedBinary;
 use crate::model::{CaseInfo, Record, Report};
 use crate::store::key::{now_nanos, sanitize_key};
 use crate::store::sessions::{list_sessions, prune, prune_later, Pruning};
@@ -61,6 +63,9 @@ pub struct SessionData {
     /// The generated items of the session's test binaries, by `<binary id>$<test name>`, as
     /// nextest listed them: what case and run each holds (see `Session::reconcile`).
     pub(crate) items: HashMap<String, (CaseInfo, u32)>,
+    /// The tests each test binary's runner was to run, as `cargo probtest run` listed them:
+    /// the binary's id, its label, and the tests' names.
+    pub(crate) expected: Vec<(String, String, Vec<String>)>,
     /// What the store could not account for, one line each: runs that could not be recorded,
     /// bytes that could not be read. The report carries them as warnings.
     pub warnings: Vec<String>,
@@ -261,6 +266,13 @@ impl Session {
                         }
                     }
                 }
+                Line::Expected {
+                    binary,
+                    label,
+                    names,
+                } => data
+                    .expected
+                    .push((binary.into_owned(), label.into_owned(), names)),
                 Line::Case {
                     info,
                     proc,
@@ -334,6 +346,36 @@ impl SessionData {
         crate::store::baseline_file::analyze(&mut report);
         note_store(&mut report, self.warnings, self.unrecorded);
         report
+    }
+
+    /// The report of a session whose runner has finished (`cargo probtest run`, `cargo
+    /// probtest report`): [`SessionData::into_report`], with the runs the runner was to run
+    /// (as `cargo probtest run` listed them) that never started counted as not run, per row
+    /// and per binary. A test process's own report leaves them out: other processes of its
+    /// session may not have started yet.
+    #[cfg(feature = "_cli")]
+    pub fn into_finished_report(self) -> Report {
+        let expected = self.expected_binaries();
+        let mut report = self.into_report();
+        report.count_not_run(&expected);
+        report
+    }
+
+    /// Each listed binary's expected tests that are generated items, with their case and run.
+    #[cfg(feature = "_cli")]
+    fn expected_binaries(&self) -> Vec<ExpectedBinary> {
+        self.expected
+            .iter()
+            .map(|(binary, label, names)| ExpectedBinary {
+                binary: binary.clone(),
+                label: label.clone(),
+                runs: names
+                    .iter()
+                    .filter_map(|name| self.items.get(&format!("{binary}${name}")))
+                    .cloned()
+                    .collect(),
+            })
+            .collect()
     }
 }
 

@@ -22,6 +22,7 @@ mod html;
 mod interop;
 mod latency;
 mod limits;
+mod not_run;
 mod outcomes;
 mod plan;
 mod sessions;

@@ -21,7 +21,7 @@ use askama::Template;
 
 use crate::export::{
     doctor_command, failure_groups, fraction, gates_text, interval_text, needs_attention,
-    overall_text, records_by_row, verdict_word,
+    not_run_text, overall_text, records_by_row, status_with_not_run, verdict_word,
 };
 use crate::model::{Record, Report, Row};
 use crate::render::text::{bar_text, model_name, money, shown, shown_block, thousands, token_text};
@@ -169,6 +169,13 @@ pub fn html(report: &Report, history: &History) -> String {
         // case, passed, pass rate, interval, status and history; cost comes with per pass.
         count: 6 + usize::from(gate) + 2 * usize::from(cost) + usize::from(tokens),
     };
+    // Runs that never started head the page's warnings, as the summary's `Not run:` line.
+    let warnings: Vec<String> = not_run_text(report)
+        .map(|text| format!("Not run: {text}"))
+        .into_iter()
+        .chain(report.warnings.iter().cloned())
+        .map(|warning| shown(&warning).into_owned())
+        .collect();
     let page = Page {
         title: match &report.session {
             Some(session) => format!("probability: {session}"),
@@ -185,11 +192,7 @@ pub fn html(report: &Report, history: &History) -> String {
             String::new()
         },
         replayed: crate::render::waits::replayed_text(report).unwrap_or_default(),
-        warnings: report
-            .warnings
-            .iter()
-            .map(|warning| shown(warning).into_owned())
-            .collect(),
+        warnings,
         attention: report.rows.iter().filter(|r| needs_attention(r)).count(),
         columns,
         cases,
@@ -231,7 +234,7 @@ fn case_view(
     history: &History,
     baseline: Option<f64>,
 ) -> CaseView {
-    let status = Report::row_status_text(row);
+    let status = status_with_not_run(row);
     let interval = interval_text(report, row);
     let ci = row
         .ci

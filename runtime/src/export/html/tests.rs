@@ -237,3 +237,27 @@ fn comparisons_are_a_forest_plot_on_one_scale() {
     // Without comparisons, no section.
     assert!(!html(&fixture(), &History::default()).contains("id=\"comparisons\""));
 }
+
+#[test]
+fn runs_that_never_started_are_on_the_page() {
+    use crate::model::not_run::ExpectedBinary;
+    use crate::model::tests::{build, info, record};
+    use crate::types::status::Outcome;
+    let mut report = build(vec![record("a::x", 1, Outcome::Pass, 0.0, Vec::new())]);
+    report.count_not_run(&[ExpectedBinary {
+        binary: "fixture::evals".into(),
+        label: "tests/evals.rs (evals-1a2b)".into(),
+        runs: (1..=3)
+            .map(|run| (info("a::x"), run))
+            .chain((1..=2).map(|run| (info("b::y"), run)))
+            .collect(),
+    }]);
+    let page = html(&report, &History::default());
+    assert!(
+        page.contains("Overall: 1/1 passed (100%), 4 not run"),
+        "{page}"
+    );
+    assert!(page.contains("Not run: 4 runs in 2 cases"), "{page}");
+    assert!(page.contains(">2 not run</td>"), "{page}");
+    assert_eq!(page.matches("<tbody data-id=").count(), 2);
+}

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::analysis::{BaselineResult, Comparison, Estimate, MetricAggregate};
 use crate::model::stops::{Stop, Stopping};
-use crate::model::{Aggregate, CaseInfo, Record, Row, Totals};
+use crate::model::{Aggregate, BinaryNotRun, CaseInfo, Record, Row, Totals};
 use crate::types::ordered_map::OrderedMap;
 use crate::types::stats::latency::LatencyResult;
 use crate::types::stats::{GateResult, Interval, StatsConfig};
@@ -38,9 +38,25 @@ struct ReportShape {
     stopping: Option<Stopping>,
     #[serde(default)]
     warnings: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    binaries_not_run: Vec<BinaryNotRun>,
     records: Vec<Record>,
 }
 shaped!(crate::model::report::Report, ReportShape, both);
+
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "crate::model::not_run::BinaryNotRun")]
+struct BinaryNotRunShape {
+    binary: String,
+    label: String,
+    runs: u64,
+}
+shaped!(crate::model::not_run::BinaryNotRun, BinaryNotRunShape, both);
+
+/// Whether a count is zero, for the counts a report leaves out when there is nothing to say.
+fn is_zero(count: &u64) -> bool {
+    *count == 0
+}
 
 #[derive(Serialize)]
 #[serde(remote = "crate::model::report::Aggregate")]
@@ -67,6 +83,8 @@ struct TotalsShape {
     usage: OrderedMap<UsageTotals>,
     #[serde(default)]
     retries: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    not_run: u64,
 }
 shaped!(crate::model::report::Totals, TotalsShape, both);
 
@@ -93,6 +111,8 @@ struct RowShape {
     stopped: Option<Stop>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     latency: Option<LatencyResult>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    not_run: u64,
 }
 shaped!(crate::model::report::Row, RowShape, both);
 

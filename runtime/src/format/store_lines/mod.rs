@@ -56,6 +56,15 @@ pub(crate) enum Line<'a> {
         cases: Vec<CaseInfo>,
         items: Vec<(String, u32, u32)>,
     },
+    /// The tests of a test binary (`binary`, nextest's binary id) that the session's runner
+    /// was to run, by name, as `cargo probtest run` listed them before running: the generated
+    /// items among them (`Items` says which) that never start are counted as not run. `label`
+    /// names the binary to a reader.
+    Expected {
+        binary: Cow<'a, str>,
+        label: Cow<'a, str>,
+        names: Vec<String>,
+    },
     /// A run is about to execute; `seq` numbers the runs of process `proc`.
     Start {
         proc: Cow<'a, str>,

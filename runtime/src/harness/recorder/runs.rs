@@ -174,6 +174,7 @@ pub(super) fn as_session(
         report_path: settings.json.as_ref().map(|path| path.resolved.clone()),
         reconciled: 0,
         items: Default::default(),
+        expected: Vec::new(),
         warnings,
     }
 }

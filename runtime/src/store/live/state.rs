@@ -268,6 +268,7 @@ impl Index {
             cost: d.f64()?,
             retries: d.u64()?,
             usage: OrderedMap::default(),
+            not_run: 0,
         };
         index.sums.failing_rows = d.u64()?;
         index.unrecorded = d.u64()?;
@@ -377,6 +378,7 @@ mod tests {
                 cost: 0.3,
                 usage: usage(),
                 retries: 1,
+                not_run: 0,
             },
             sums: RowSums {
                 runs: 10,
