@@ -11,7 +11,7 @@ use super::{shared_target_dir, workspace_root, Output};
 
 /// Long enough for the first build of probtest and tokio on a slow machine while other tests
 /// hold the target directory's lock; short enough that a hung run does not hang the suite.
-const TIMEOUT: Duration = Duration::from_secs(20 * 60);
+pub(super) const TIMEOUT: Duration = Duration::from_secs(20 * 60);
 
 /// The `cargo-probtest` binary of this workspace, built once into the shared target directory
 /// (not the workspace's own, which the outer cargo holds while the tests run).
@@ -44,6 +44,7 @@ pub struct Run {
     pub(super) manifest: Option<PathBuf>,
     pub(super) cwd: PathBuf,
     pub(super) envs: Vec<(String, String)>,
+    pub(super) timeout: Duration,
 }
 
 /// Variables of the outer test process that would change what the nested cargo or the fixture's
@@ -108,6 +109,13 @@ impl Run {
         self
     }
 
+    /// Fails the test when the command runs longer than `limit` (instead of the suite's
+    /// [`TIMEOUT`]): for a command that a regression would hang.
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = limit;
+        self
+    }
+
     /// Runs the command to completion.
     pub fn run(self) -> Output {
         // The outer cargo's own binary, so that the nested one is the same toolchain.
@@ -166,10 +174,10 @@ impl Run {
             if let Some(status) = child.try_wait().expect("wait for cargo") {
                 break status;
             }
-            if started.elapsed() > TIMEOUT {
+            if started.elapsed() > self.timeout {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("`{description}` ran longer than {TIMEOUT:?}");
+                panic!("`{description}` ran longer than {:?}", self.timeout);
             }
             std::thread::sleep(Duration::from_millis(50));
         };

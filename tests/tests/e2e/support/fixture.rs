@@ -79,6 +79,7 @@ impl Fixture {
             manifest: None,
             cwd: self.dir.clone(),
             envs: Vec::new(),
+            timeout: super::command::TIMEOUT,
         }
     }
 
@@ -90,6 +91,7 @@ impl Fixture {
             manifest: Some(self.dir.join("Cargo.toml")),
             cwd: self.dir.clone(),
             envs: Vec::new(),
+            timeout: super::command::TIMEOUT,
         }
     }
 
