@@ -172,3 +172,37 @@ fn comparisons_are_a_forest_plot_on_one_scale() {
     // Without comparisons, no section.
     assert!(!html(&fixture(), &History::default()).contains("id=\"comparisons\""));
 }
+
+#[test]
+fn the_title_names_the_packages_and_the_minute_not_the_session() {
+    let mut report = fixture();
+    report.session = Some("run-1-2".to_string());
+    let page = html(&report, &History::default());
+    assert!(
+        page.contains("<title>probtest — fixture — 2026-01-02 03:04 UTC</title>"),
+        "{page}"
+    );
+    for (index, row) in report.rows.iter_mut().enumerate() {
+        row.info.package = format!("evals-{}", index % 5);
+    }
+    report.created = "2026-01-02T03:04:05.25+02:00".to_string();
+    let page = html(&report, &History::default());
+    assert!(
+        page.contains(
+            "<title>probtest — evals-0, evals-1 and 3 more — 2026-01-02 03:04 +02:00</title>"
+        ),
+        "{page}"
+    );
+}
+
+#[test]
+fn the_metrics_column_is_there_only_when_a_metric_was_asked_for() {
+    let report = crate::model::analysis::tests::qa();
+    assert!(report.stats_config.metrics.is_empty());
+    let page = html(&report, &History::default());
+    assert!(page.contains("<table id=\"functions\">"), "{page}");
+    assert!(!page.contains("metrics (mean)"), "{page}");
+    let mut asked = report.clone();
+    asked.stats_config.metrics = vec![crate::types::stats::Metric::PassAll(3)];
+    assert!(html(&asked, &History::default()).contains("<th>metrics (mean)</th>"));
+}
