@@ -2,7 +2,9 @@
 //! `testsuite` per bench function, one `testcase` per case (not per run) whose failure says
 //! the status, the pass fraction, the interval and its failing runs grouped by what they said
 //! (each group's message whole, every line of it, indented under its heading), and one more
-//! `testcase` per gate with its verdict. Cost and tokens are the suites' properties. The XML
+//! `testcase` per gate with its verdict. A case that passes the session with failing runs (a
+//! FLAKY case whose gate passed) says so in its `system-out`, with the same lines. Cost and
+//! tokens are the suites' properties, in round decimals. The XML
 //! is `quick-junit`'s (nextest's writer), and validates against the JUnit schema CI systems use
 //! (Jenkins' JUnit-10 XSD; the end-to-end tests check it).
 
@@ -51,6 +53,8 @@ struct Case {
     classname: String,
     time: f64,
     verdict: CaseResult,
+    /// What a case that passed despite failing runs says of them (`system-out`).
+    out: Option<String>,
 }
 
 /// Renders the report as JUnit XML; an error only when the XML writer fails.
@@ -116,34 +120,11 @@ fn row_cases(report: &Report, row: &Row, records: &[&Record], classname: &str) -
     if let Some(interval) = interval_text(report, row) {
         let _ = write!(headline, " {interval}");
     }
-    let verdict = if row.fails_session(&report.stats_config) {
+    let fails = row.fails_session(&report.stats_config);
+    let mut out = None;
+    let verdict = if fails {
         let mut text = format!("{status}: {headline}\n");
-        let groups = failure_groups(records);
-        for group in groups.iter().take(QUOTED_GROUPS) {
-            match group.message {
-                Some(message) => {
-                    let _ = writeln!(text, "{}:", group.heading());
-                    for line in message.lines() {
-                        let _ = writeln!(text, "  {line}");
-                    }
-                }
-                None => {
-                    let _ = writeln!(text, "{}", group.heading());
-                }
-            }
-        }
-        let more: usize = groups
-            .iter()
-            .skip(QUOTED_GROUPS)
-            .map(|group| group.runs.len())
-            .sum();
-        if more > 0 {
-            let noun = if more == 1 { "run" } else { "runs" };
-            let _ = writeln!(text, "... and {more} more {noun}");
-        }
-        if let Some(command) = doctor_command(row) {
-            let _ = writeln!(text, "why: {command}");
-        }
+        failing_runs(row, records, &mut text);
         let kind = if matches!(row.status, Status::Error | Status::Errored) {
             "error"
         } else {
@@ -163,6 +144,21 @@ fn row_cases(report: &Report, row: &Row, records: &[&Record], classname: &str) -
             text,
         }
     } else {
+        if !status.is_empty() {
+            // A FLAKY case whose gate passed: the test tab shows a pass, and this says why.
+            let mut text = format!("{status}: {headline}");
+            if let Some(gate) = row.gate {
+                let _ = write!(
+                    text,
+                    "; gate {} ({}), so the case passes",
+                    verdict_word(gate.verdict),
+                    bar_text(gate.rule)
+                );
+            }
+            text.push('\n');
+            failing_runs(row, records, &mut text);
+            out = Some(text);
+        }
         CaseResult::Passed
     };
     let mut cases = vec![Case {
@@ -170,6 +166,7 @@ fn row_cases(report: &Report, row: &Row, records: &[&Record], classname: &str) -
         classname: classname.to_string(),
         time,
         verdict,
+        out,
     }];
     if let Some(gate) = row.gate {
         let word = verdict_word(gate.verdict);
@@ -197,6 +194,7 @@ fn row_cases(report: &Report, row: &Row, records: &[&Record], classname: &str) -
             classname: classname.to_string(),
             time: 0.0,
             verdict,
+            out: None,
         });
     }
     if let Some(case) = latency_case(report, row, classname) {
@@ -222,6 +220,7 @@ fn row_cases(report: &Report, row: &Row, records: &[&Record], classname: &str) -
                 text: format!("{message}\n"),
                 message,
             },
+            out: None,
         };
         // A row none of whose runs started has no result of its own to report.
         if row.never_started() {
@@ -254,12 +253,44 @@ fn binaries_suite(report: &Report) -> Option<TestSuite> {
                 text: format!("{message}\n"),
                 message,
             },
+            out: None,
         }));
     }
     suite
         .extra
         .insert("timestamp".into(), clean(&report.created).into());
     Some(suite)
+}
+
+/// A case's failing runs grouped by what they said, each group's message whole and indented
+/// under its heading, and the doctor command for a flaky case.
+fn failing_runs(row: &Row, records: &[&Record], text: &mut String) {
+    let groups = failure_groups(records);
+    for group in groups.iter().take(QUOTED_GROUPS) {
+        match group.message {
+            Some(message) => {
+                let _ = writeln!(text, "{}:", group.heading());
+                for line in message.lines() {
+                    let _ = writeln!(text, "  {line}");
+                }
+            }
+            None => {
+                let _ = writeln!(text, "{}", group.heading());
+            }
+        }
+    }
+    let more: usize = groups
+        .iter()
+        .skip(QUOTED_GROUPS)
+        .map(|group| group.runs.len())
+        .sum();
+    if more > 0 {
+        let noun = if more == 1 { "run" } else { "runs" };
+        let _ = writeln!(text, "... and {more} more {noun}");
+    }
+    if let Some(command) = doctor_command(row) {
+        let _ = writeln!(text, "why: {command}");
+    }
 }
 
 /// A latency gate's `testcase` (`max_latency`), judged as a rate gate's is: `refund latency
@@ -297,6 +328,7 @@ fn latency_case(report: &Report, row: &Row, classname: &str) -> Option<Case> {
         classname: classname.to_string(),
         time: 0.0,
         verdict,
+        out: None,
     })
 }
 
@@ -308,7 +340,7 @@ fn row_properties(row: &Row) -> Vec<Property> {
     };
     let case = &row.info.case;
     if row.cost > 0.0 {
-        property(format!("{case} cost"), format!("{}", row.cost));
+        property(format!("{case} cost"), decimal(row.cost));
     }
     for (model, usage) in &row.usage.0 {
         let model = model_name(model);
@@ -327,13 +359,23 @@ fn row_properties(row: &Row) -> Vec<Property> {
             );
         }
         if usage.cost > 0.0 {
-            property(
-                format!("{case} tokens {model} cost"),
-                format!("{}", usage.cost),
-            );
+            property(format!("{case} tokens {model} cost"), decimal(usage.cost));
         }
     }
     properties
+}
+
+/// Significant digits a property's amount keeps: a sum of runs' costs carries the float noise
+/// of its additions in the digits after these (`0.00009125000000000002`).
+const SIGNIFICANT: usize = 12;
+
+/// An amount as a property's value: rounded to [`SIGNIFICANT`] digits and written in the
+/// fewest digits that read back as that (`0.00009125`, `2`).
+fn decimal(amount: f64) -> String {
+    let rounded: f64 = format!("{amount:.*e}", SIGNIFICANT - 1)
+        .parse()
+        .unwrap_or(amount);
+    format!("{rounded}")
 }
 
 fn test_case(case: Case) -> TestCase {
@@ -365,6 +407,9 @@ fn test_case(case: Case) -> TestCase {
     test_case
         .set_classname(clean(&case.classname))
         .set_time(duration(case.time));
+    if let Some(out) = &case.out {
+        test_case.set_system_out(clean(out));
+    }
     test_case
 }
 

@@ -2,8 +2,11 @@
 //! `cargo probtest run` appends to `GITHUB_STEP_SUMMARY`): the cases that are not clean passes
 //! first, with their failing runs grouped by what they said (`7 runs (1-4, 6, 8, 9) failed`,
 //! then the message whole in a code block), then every case in a collapsed table, then totals,
-//! cost and tokens. Tables are padded so that the text reads as plain text too. What a test
-//! wrote (ids, messages, model names) is shown with its control characters escaped.
+//! cost and tokens. It reads as plain text in 80 columns too: tables are padded to line up
+//! within [`WIDTH`] (a table whose padded columns would be wider has its first column, the case
+//! ids, narrowed to fit, so that only a row whose own id is too long for it runs past), and
+//! warnings are wrapped there. What a test wrote (ids, messages, model names) is shown with its
+//! control characters escaped.
 //!
 //! Two sinks of the reporter write it: [`Markdown`], a file (`--markdown`), and
 //! [`StepSummary`], appended to the file `GITHUB_STEP_SUMMARY` names.
@@ -26,6 +29,9 @@ use probtest::{Report, Row};
 const QUOTED_CASES: usize = 20;
 /// Groups of a case's failing runs the Markdown quotes.
 const QUOTED_GROUPS: usize = 3;
+/// The columns a line of the file takes at most, save a table row whose case id alone is too
+/// long to fit beside its figures.
+pub(crate) const WIDTH: usize = 80;
 
 /// The Markdown report as a file.
 pub struct Markdown(pub OutputFile);
@@ -95,7 +101,7 @@ pub fn markdown(report: &Report) -> String {
     if !report.warnings.is_empty() {
         out.push_str("\n**Warnings**\n\n");
         for warning in &report.warnings {
-            let _ = writeln!(out, "- {}", escape(warning));
+            out.push_str(&wrap(&escape(warning), "- ", "  "));
         }
     }
     out
@@ -302,11 +308,17 @@ enum Align {
     Right,
 }
 
+/// Columns between two cells: ` | `.
+const SEPARATOR: usize = 3;
+
 /// A Markdown table padded to its columns' widths, so that it lines up as plain text; without
-/// the optional outer pipes, which would take four of the 80 columns.
+/// the optional outer pipes, which would take four of the 80 columns. Padded, each line is as
+/// wide as the widest cell of every column, which may be wider than any one row: then the
+/// first column is padded only as far as [`WIDTH`] allows, and a longer cell of it pushes its
+/// own row's other cells along.
 fn table(header: &[(&str, Align)], body: Vec<Vec<String>>) -> String {
     let width = |text: &str| text.chars().count();
-    let widths: Vec<usize> = header
+    let mut widths: Vec<usize> = header
         .iter()
         .enumerate()
         .map(|(column, (title, _))| {
@@ -317,13 +329,21 @@ fn table(header: &[(&str, Align)], body: Vec<Vec<String>>) -> String {
                 .unwrap_or(3)
         })
         .collect();
+    let others: usize = widths[1..].iter().sum::<usize>() + SEPARATOR * (widths.len() - 1);
+    if widths[0] + others > WIDTH {
+        widths[0] = WIDTH
+            .saturating_sub(others)
+            .max(width(header[0].0))
+            .max(3)
+            .min(widths[0]);
+    }
     let line = |cells: Vec<String>| {
         let padded: Vec<String> = cells
             .iter()
             .zip(header)
             .zip(&widths)
             .map(|((cell, (_, align)), &w)| {
-                let pad = " ".repeat(w - width(cell));
+                let pad = " ".repeat(w.saturating_sub(width(cell)));
                 match align {
                     Align::Left => format!("{cell}{pad}"),
                     Align::Right => format!("{pad}{cell}"),
@@ -345,6 +365,40 @@ fn table(header: &[(&str, Align)], body: Vec<Vec<String>>) -> String {
     for cells in body {
         out.push_str(&line(cells));
     }
+    out
+}
+
+/// `text` (escaped Markdown, one paragraph) as lines of at most [`WIDTH`] columns, the first
+/// after `first`, the others after `next`: broken at spaces, never before a word that would
+/// start a list, a heading's underline or a thematic break on a line of its own. A word longer
+/// than a line stays whole.
+fn wrap(text: &str, first: &str, next: &str) -> String {
+    let starts_a_block = |word: &str| {
+        let digits = word.trim_end_matches(['.', ')']);
+        (!word.is_empty() && word.chars().all(|c| matches!(c, '-' | '=' | '+' | '_')))
+            || (digits.len() < word.len()
+                && !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut bare = true;
+    for word in text.split(' ').filter(|word| !word.is_empty()) {
+        let fits = line.chars().count() + 1 + word.chars().count() <= WIDTH;
+        if !bare && !fits && !starts_a_block(word) {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = next.to_string();
+            bare = true;
+        }
+        if !bare {
+            line.push(' ');
+        }
+        line.push_str(word);
+        bare = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
     out
 }
 

@@ -241,8 +241,9 @@ fn junit_has_a_suite_per_function_a_case_per_row_and_a_case_per_gate() {
         report.rows.len() + gates,
         "{xml}"
     );
-    // The gate that passed with a failing run is no failure; the one that failed is, twice.
-    assert!(xml.contains("<testcase name=\"classify::gated\" classname=\"evals::bench_classify\" time=\"0.010\"/>"), "{xml}");
+    // The gate that passed with a failing run is no failure, and says why; the one that
+    // failed is, twice.
+    assert!(xml.contains("<testcase name=\"classify::gated\" classname=\"evals::bench_classify\" time=\"0.010\">\n            <system-out>FLAKY: 9/10 passed [55%, 99%]; gate PASS (min_rate 0.5), so the case passes\nrun 10 failed at tests/evals.rs:50:9:\n  Fail in run 10\nwhy: cargo probtest doctor -p fixture classify::gated\n</system-out>"), "{xml}");
     assert!(xml.contains("message=\"gate FAIL: 2/10 passed"), "{xml}");
     assert!(
         xml.contains("<failure message=\"FLAKY: 2/10 passed [3%, 56%]\""),
@@ -441,4 +442,71 @@ fn runs_not_run_are_said_in_the_markdown_and_fail_their_junit_cases() {
         xml.contains(r#"<testcase name="tests/second.rs (second-1a2b)""#),
         "{xml}"
     );
+}
+
+#[test]
+fn junit_properties_are_round_decimals() {
+    // Three runs of 0.1 sum to 0.30000000000000004, and their tokens' costs alike.
+    let records = runs("triage::refund", &[(Outcome::Pass, 3)], 0.1);
+    let infos: Vec<CaseInfo> = records.iter().map(|r| info(&r.case)).collect();
+    let report = Report::build(infos, records, &StatsConfig::default());
+    assert_eq!(report.rows[0].cost, 0.30000000000000004);
+    let xml = junit(&report);
+    assert!(
+        xml.contains("<property name=\"triage::refund cost\" value=\"0.3\"/>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<property name=\"triage::refund tokens m-small cost\" value=\"0.3\"/>"),
+        "{xml}"
+    );
+}
+
+#[test]
+fn a_wide_table_and_a_long_warning_keep_to_80_columns() {
+    let mut report = fixture();
+    let long = "triage::a refund request described at length";
+    for record in report.records.iter_mut() {
+        if &*record.case == "triage::refund please-Terse" {
+            record.case = long.to_string().into();
+        }
+    }
+    let infos: Vec<CaseInfo> = report
+        .rows
+        .iter()
+        .map(|row| {
+            let mut info = row.info.clone();
+            if info.case == "triage::refund please-Terse" {
+                info.case = long.to_string();
+            }
+            info
+        })
+        .collect();
+    let mut report = Report::build(infos, report.records, &StatsConfig::default());
+    report.warnings.push(format!(
+        "{long}: min_rate=0.95 at 95% needs >=59 runs; this case has 10 - 1. of them \
+         a thing that is long enough to wrap more than once across the lines of the file"
+    ));
+    let text = markdown(&report);
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}\n{text}",
+            line.chars().count()
+        );
+    }
+    // The row of the long id still holds every cell, and the others line up.
+    assert!(
+        text.contains(&format!("{long} |  10/10 | [69%, 100%] | $0.0020 |")),
+        "{text}"
+    );
+    assert!(
+        text.contains("- triage::a refund request described at length: min_rate=0.95 at 95% needs"),
+        "{text}"
+    );
+    // A wrapped line never starts a list or a heading's underline.
+    for line in text.lines().filter(|line| line.starts_with("  ")) {
+        let word = line.trim_start().split(' ').next().unwrap_or_default();
+        assert!(!matches!(word, "-" | "1." | "=" | "+"), "{line}");
+    }
 }

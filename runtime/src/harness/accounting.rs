@@ -166,7 +166,8 @@ pub fn try_record_cost(amount: f64) -> Result<(), RecordError> {
     RunHandle { state }.try_record_cost(amount)
 }
 
-fn check_amount(what: &'static str, amount: f64) -> Result<(), RecordError> {
+/// A cost as `record_cost` and `record_usage` take it: finite and not negative.
+pub(crate) fn check_amount(what: &'static str, amount: f64) -> Result<(), RecordError> {
     if amount.is_finite() && amount >= 0.0 {
         Ok(())
     } else {

@@ -12,7 +12,7 @@ use serde::Serialize;
 // What `cached` does: the value of `PROB_CACHE`, as the table reads it.
 use probtest_settings::{Cache as Mode, CACHE};
 
-use crate::harness::accounting::{RecordError, RunHandle};
+use crate::harness::accounting::{check_amount, RecordError, RunHandle};
 use crate::harness::context::{self, capture::capturing, RunState};
 use crate::harness::{recorder, registry};
 use crate::store::cache::{self as cassette, CacheEntry, Place};
@@ -60,7 +60,10 @@ pub(crate) fn setting_problem() -> Option<&'static str> {
 ///
 /// When replaying a key that was not recorded for this run (an error of the run, naming the
 /// key); when recording or replaying outside a `#[probability]` run; when `PROB_CACHE` is not
-/// one of its values; when the cassette cannot be read or written (naming the file).
+/// one of its values; when the key (or the run's case id) is too long for a file name (its
+/// length and the limit); when the cassette cannot be read or written, its entry is not a
+/// regular file (a FIFO, a symlink to a device), or it holds a negative cost, which
+/// `record_cost` would refuse (naming the file).
 #[track_caller]
 pub fn cached<T, F>(key: &str, call: F) -> T
 where
@@ -115,7 +118,10 @@ where
         case: case.row_id,
         run,
     };
-    let path = cassette::entry_path(&cassette::cache_dir(&target), &place, key);
+    let path = match cassette::entry_path(&cassette::cache_dir(&target), &place, key) {
+        Ok(path) => path,
+        Err(too_long) => panic!("probtest::cached(\"{}\"): {too_long}", shown_key(key)),
+    };
     match mode {
         Mode::Off => call(),
         Mode::Record => {
@@ -143,6 +149,14 @@ where
                 ),
                 Err(error) => panic!("probtest::cached(\"{key}\"): {error}"),
             };
+            // A file edited by hand may hold what `record_cost` and `record_usage` refuse.
+            let costs = std::iter::once(("record_cost", entry.cost))
+                .chain(entry.usage.iter().map(|usage| ("record_usage", usage.cost)));
+            for (what, amount) in costs {
+                if let Err(refused) = check_amount(what, amount) {
+                    panic!("probtest::cached(\"{key}\"): {}: {refused}", path.display());
+                }
+            }
             let value = serde_json::from_value(entry.value).unwrap_or_else(|error| {
                 panic!(
                     "probtest::cached(\"{key}\"): the recorded value does not read as this type: {error}"
@@ -157,6 +171,16 @@ where
             value
         }
     }
+}
+
+/// A key as a message shows it: whole, unless it is too long to read in one line.
+fn shown_key(key: &str) -> String {
+    const SHOWN: usize = 40;
+    if key.chars().count() <= SHOWN {
+        return key.to_string();
+    }
+    let start: String = key.chars().take(SHOWN).collect();
+    format!("{start}…")
 }
 
 #[cfg(test)]

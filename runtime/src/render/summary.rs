@@ -21,6 +21,9 @@ pub struct Options<'a> {
     pub color: bool,
     /// The report path to show on the `Report:` line, when a report was written.
     pub report_path: Option<&'a str>,
+    /// The other files written, each on a line of its own after the `Report:` line: its label
+    /// (`HTML`) and the file.
+    pub files: &'a [(&'static str, String)],
 }
 
 /// Whether stdout should get colors: `CLICOLOR_FORCE` (not `0`) forces them, a non-empty
@@ -193,6 +196,9 @@ pub fn summary(report: &Report, options: &Options<'_>) -> String {
     }
     if let Some(path) = options.report_path {
         let _ = writeln!(out, "  Report:  {path}");
+    }
+    for (label, path) in options.files {
+        let _ = writeln!(out, "  {:<9}{path}", format!("{label}:"));
     }
     gates_block(report, intervals.as_ref(), &mut out);
     crate::render::latency_block::gate_lines(report, &mut out);
@@ -457,9 +463,28 @@ mod tests {
             &Options {
                 color: false,
                 report_path: Some("report.json"),
+                ..Options::default()
             },
         );
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn the_files_written_are_named_after_the_report() {
+        let report = crate::model::tests::build(runs("roll", &[(Outcome::Pass, 3)], 0.0, &[]));
+        let files = [("HTML", "out/report.html".to_string())];
+        let text = summary(
+            &report,
+            &Options {
+                report_path: Some("report.json"),
+                files: &files,
+                ..Options::default()
+            },
+        );
+        assert!(
+            text.contains("  Report:  report.json\n  HTML:    out/report.html\n"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -484,7 +509,7 @@ mod tests {
             &report,
             &Options {
                 color: true,
-                report_path: None,
+                ..Options::default()
             },
         );
         assert!(text.contains("\x1b[32m2/2\x1b[0m"), "{text}");

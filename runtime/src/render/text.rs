@@ -40,14 +40,31 @@ pub(crate) fn rule(title: &str) -> String {
 /// Amounts from this on are written with an exponent.
 const LARGE_AMOUNT: f64 = 1e15;
 
-/// `$0.0123`; an amount too large to read digit by digit (a total that overflowed and stopped
-/// at the largest number has 309 digits) as `$1.7977e308`.
+/// Amounts below this have fewer than two significant digits in four decimals.
+const SMALL_AMOUNT: f64 = 0.001;
+
+/// The most decimals a small amount is written with; a smaller one takes an exponent.
+const MAX_DECIMALS: i32 = 12;
+
+/// `$0.0123`; a small amount with the decimals its first two significant digits need
+/// (`$0.000091`, never `$0.0000` for a cost that is not zero: a cheap run's cost, and what a
+/// pass of it costs, must read as what they are); an amount too large to read digit by digit
+/// (a total that overflowed and stopped at the largest number has 309 digits) as
+/// `$1.7977e308`, and one too small for twelve decimals as `$1.2e-15`.
 pub fn money(amount: f64) -> String {
-    if amount.abs() >= LARGE_AMOUNT {
-        format!("${amount:.4e}")
-    } else {
-        format!("${amount:.4}")
+    let size = amount.abs();
+    if size >= LARGE_AMOUNT {
+        return format!("${amount:.4e}");
     }
+    if size >= SMALL_AMOUNT || size == 0.0 || !size.is_finite() {
+        return format!("${amount:.4}");
+    }
+    // The first significant digit's place, and one more.
+    let decimals = 1 - size.log10().floor() as i32;
+    if decimals > MAX_DECIMALS {
+        return format!("${amount:.1e}");
+    }
+    format!("${amount:.*}", decimals.max(4) as usize)
 }
 
 /// A model as a report names it: `(unnamed)` for usage recorded without one.
@@ -290,5 +307,22 @@ mod tests {
         assert_eq!(money(123_456.0), "$123456.0000");
         assert_eq!(money(f64::MAX), "$1.7977e308");
         assert_eq!(money(2e15), "$2.0000e15");
+        assert_eq!(money(0.0), "$0.0000");
+    }
+
+    #[test]
+    fn a_small_amount_keeps_two_significant_digits() {
+        assert_eq!(money(0.00009125000000000002), "$0.000091");
+        assert_eq!(money(0.00004), "$0.000040");
+        assert_eq!(money(0.0001), "$0.00010");
+        assert_eq!(money(0.00099), "$0.00099");
+        assert_eq!(money(0.001), "$0.0010");
+        assert_eq!(money(0.0012), "$0.0012");
+        assert_eq!(money(1.5e-11), "$0.000000000015");
+        assert_eq!(money(1.5e-12), "$1.5e-12");
+        assert_eq!(money(1.5e-15), "$1.5e-15");
+        for amount in [1e-4, 3.3e-5, 7e-7, 2e-9, 1e-11] {
+            assert_ne!(money(amount), "$0.0000", "{amount}");
+        }
     }
 }

@@ -92,8 +92,8 @@ fn is_stream(_: &fs::FileType) -> bool {
     false
 }
 
-/// What a path that is neither a file nor a stream is, for an error message.
-fn kind_name(kind: &fs::FileType) -> &'static str {
+/// What a path that is not a regular file is, for an error message.
+pub(crate) fn kind_name(kind: &fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
@@ -102,6 +102,12 @@ fn kind_name(kind: &fs::FileType) -> &'static str {
         }
         if kind.is_block_device() {
             return "a block device";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_fifo() {
+            return "a FIFO";
         }
     }
     if kind.is_dir() {

@@ -3,12 +3,15 @@
 //! replayed; a miss is an error naming the key. And errors that are safe to store: a secret in
 //! the environment and in a panic's later lines reaches neither the session store nor the
 //! report, while the message's other lines are kept and `PROB_BACKTRACE=1` keeps the user's own
-//! frames after them.
+//! frames after them. And what a replay refuses, in one line naming the file and the key: a
+//! cost edited to be negative, an entry that is a FIFO or a symlink to a device (read before,
+//! it hung or filled memory), a key too long for a file name.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::time::Duration;
 
-use crate::support::{counts, report_records, shared_target_dir, Fixture};
+use crate::support::{counts, report_records, shared_target_dir, unavailable, Fixture, Output};
 use serde_json::Value;
 
 fn fixture() -> &'static Fixture {
@@ -210,5 +213,142 @@ fn a_secret_reaches_neither_the_store_nor_the_report() {
                 assert!(!frame.contains(&format!("at {hidden}")), "{frame}");
             }
         }
+    }
+}
+
+/// The fixture again as a package of its own, whose cassette the tests below edit: the test
+/// above removes `pt-cassette`'s whole cassette while they would run.
+fn refusals() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        Fixture::builder("cassette-files")
+            .test("cassette", include_str!("../../fixtures/cassette.rs"))
+            .build()
+    })
+}
+
+/// Where `bench_keyed` keeps the value of `key` (a key its file name keeps as it is).
+fn keyed_entry(key: &str) -> PathBuf {
+    shared_target_dir()
+        .join("probtest/cache/pt-cassette-files/cassette/keyed/run1")
+        .join(format!("{key}.json"))
+}
+
+/// `bench_keyed`'s one run under `PROB_CACHE=mode` with `key`, its report in `<name>.json`;
+/// the run's record. A minute at most once the crate is built: a cassette read that blocks
+/// fails the test instead of hanging it.
+fn keyed_run(mode: &str, key: &str, name: &str) -> (Output, Value) {
+    let fixture = refusals();
+    let json = format!("{name}.json");
+    fixture.remove(&json);
+    let build = fixture
+        .cargo_test(&["--test", "cassette", "--no-run"])
+        .run();
+    build.assert_code(0);
+    let output = fixture
+        .cargo_test(&["--test", "cassette", "--", "--ignored", "bench_keyed"])
+        .env("PROB_CACHE", mode)
+        .env("PT_CACHE_KEY", key)
+        .env(
+            "PT_LOG",
+            fixture.path(&format!("{name}.log")).to_string_lossy(),
+        )
+        .env("PROB_JSON", &json)
+        .within(Duration::from_secs(60))
+        .run();
+    let report = fixture.read_json(&json);
+    let record = report_records(&report, "keyed")
+        .into_iter()
+        .next()
+        .cloned()
+        .unwrap_or_else(|| panic!("the run's record{output}"));
+    (output, record)
+}
+
+/// The error of an errored record, one line.
+fn error_line(record: &Value) -> &str {
+    assert_eq!(record["outcome"], "error", "{record}");
+    let error = record["error"].as_str().expect("an error text");
+    assert_eq!(error.lines().count(), 1, "one line: {error}");
+    error
+}
+
+#[test]
+fn a_replayed_negative_cost_is_refused_naming_the_file_and_the_key() {
+    let (output, record) = keyed_run("record", "negative", "negative-record");
+    output.assert_code(0);
+    assert_eq!(record["outcome"], "pass", "{record}");
+    let entry = keyed_entry("negative");
+    let mut stored: Value =
+        serde_json::from_slice(&std::fs::read(&entry).expect("the recorded value")).expect("JSON");
+    assert_eq!(stored["cost"], 0.5, "{stored}");
+    stored["cost"] = Value::from(-0.5);
+    std::fs::write(&entry, stored.to_string()).expect("edited");
+
+    let (output, record) = keyed_run("replay", "negative", "negative-replay");
+    output.assert_code(101);
+    assert_eq!(
+        error_line(&record),
+        format!(
+            "probtest::cached(\"negative\"): {}: record_cost: a cost must be a finite number >= 0, got -0.5",
+            entry.display()
+        )
+    );
+    // Nothing of it was counted.
+    assert_eq!(record["cost"].as_f64().unwrap_or(0.0), 0.0, "{record}");
+    assert_eq!(record["usage"], serde_json::json!([]), "{record}");
+}
+
+#[test]
+fn a_cassette_entry_that_is_a_fifo_or_a_device_is_refused_in_one_line() {
+    let fifo = keyed_entry("fifo");
+    std::fs::create_dir_all(fifo.parent().expect("the run's directory")).expect("created");
+    let _ = std::fs::remove_file(&fifo);
+    match std::process::Command::new("mkfifo").arg(&fifo).status() {
+        Ok(status) if status.success() => {
+            let (output, record) = keyed_run("replay", "fifo", "fifo");
+            output.assert_code(101);
+            assert_eq!(
+                error_line(&record),
+                format!(
+                    "probtest::cached(\"fifo\"): {} is a FIFO, not a recorded value",
+                    fifo.display()
+                )
+            );
+        }
+        Ok(status) => unavailable("making a FIFO", &status.to_string()),
+        Err(error) => unavailable("making a FIFO (mkfifo)", &error.to_string()),
+    }
+
+    let zero = keyed_entry("zero");
+    let _ = std::fs::remove_file(&zero);
+    std::os::unix::fs::symlink("/dev/zero", &zero).expect("a symlink");
+    let (output, record) = keyed_run("replay", "zero", "zero");
+    output.assert_code(101);
+    assert_eq!(
+        error_line(&record),
+        format!(
+            "probtest::cached(\"zero\"): {} is a symlink to /dev/zero, a character device, not a recorded value",
+            zero.display()
+        )
+    );
+}
+
+#[test]
+fn a_key_too_long_for_a_file_name_says_so_with_its_length_and_the_limit() {
+    // Its file name, `<key>.json`, would fit in 255 bytes; the temporary file beside it that
+    // the write goes through would not.
+    let key = "k".repeat(240);
+    for mode in ["record", "replay"] {
+        let (output, record) = keyed_run(mode, &key, &format!("long-{mode}"));
+        output.assert_code(101);
+        assert_eq!(
+            error_line(&record),
+            format!(
+                "probtest::cached(\"{}…\"): the key is too long for a file name: 240 characters, at most 213",
+                "k".repeat(40)
+            ),
+            "{mode}"
+        );
     }
 }

@@ -2,7 +2,9 @@
 //! `benches-example` (its local model server, HTTP client, tokenizer and all) must exit 0 while
 //! showing FLAKY rows, and print and write everything its README promises: the rows, intervals,
 //! gates, a Cost line and a Tokens line for the local model, and the JSON report its Cargo.toml
-//! names.
+//! names. And the README's own examples: its first output is what `cargo test` prints for the
+//! crate it shows (`tests/fixtures/triage.rs`), plain `cargo nextest run` prints none, and its
+//! doctor command runs from the repository's root.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -293,6 +295,97 @@ fn a_replay_makes_no_request_and_reports_what_was_recorded() {
         output
             .stdout
             .contains("of it from the cassette (134 runs), not spent"),
+        "{output}"
+    );
+}
+
+/// The README's first example: its code block and the output block after it.
+fn readme_first_example() -> (String, String) {
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README.md");
+    let section = readme
+        .split_once("## In one minute")
+        .map(|(_, rest)| rest)
+        .expect("the README's first example");
+    let block = |text: &str, fence: &str| -> String {
+        text.split_once(fence)
+            .and_then(|(_, rest)| rest.split_once("\n```"))
+            .map(|(block, _)| block.trim_start_matches('\n').to_string())
+            .unwrap_or_else(|| panic!("a {fence} block"))
+    };
+    let (prose, _) = section.split_once("```text").expect("the example's output");
+    (prose.to_string(), block(section, "```text"))
+}
+
+#[test]
+fn the_readme_s_first_example_is_what_cargo_test_prints() {
+    let fixture = Fixture::builder("triage")
+        .test("triage", include_str!("../../fixtures/triage.rs"))
+        .build();
+    fixture.remove("report.json");
+    let output = fixture
+        .cargo_test(&["--test", "triage"])
+        .env("PROB_JSON", "report.json")
+        .run();
+    output.assert_code(101);
+    let rule = output.section().rule;
+    // The whole section as printed, its hints included.
+    let printed: Vec<&str> = output
+        .stdout
+        .lines()
+        .skip_while(|line| *line != rule)
+        .take_while(|line| *line == rule || line.is_empty() || line.starts_with("  "))
+        .collect();
+    // The README's crate is `triage`; the fixture's package is `pt-triage`.
+    let printed = printed.join("\n").replace("-p pt-triage ", "-p triage ");
+    let (prose, shown) = readme_first_example();
+    assert_eq!(
+        shown.trim_end(),
+        printed.trim_end(),
+        "the README's first example, then what cargo test printed"
+    );
+    // Under plain nextest no process sees the session's end: none prints the section, and the
+    // README must not say it does.
+    let output = fixture
+        .nextest("run", &["--test", "triage", "--no-fail-fast"])
+        .env("PROB_JSON", "report.json")
+        .run();
+    output.assert_code(100);
+    assert!(output.has_no_section(), "{output}");
+    let printed_by: &str = prose
+        .lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or_default();
+    assert!(
+        !printed_by.contains("nextest"),
+        "the line before the example says nextest prints it: {printed_by}"
+    );
+}
+
+#[test]
+fn the_readme_s_doctor_example_runs_from_the_repository_root() {
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README.md");
+    let command = readme
+        .lines()
+        .find_map(|line| line.strip_prefix("$ cargo probtest doctor "))
+        .expect("the doctor's example command");
+    let args: Vec<&str> = command.split_whitespace().collect();
+    let output = Fixture::existing(workspace_root())
+        .probtest("doctor", &args, &[])
+        .run();
+    // 0 for a diagnosis, 1 for a test that did not fail, 2 for bad input (a test it cannot
+    // find or build).
+    assert_ne!(
+        output.code,
+        Some(2),
+        "`cargo probtest doctor {command}`{output}"
+    );
+    assert!(
+        output.stderr.contains("doctor: hash_order_victim in "),
+        "it found the test{output}"
+    );
+    assert!(
+        output.stdout.contains("━━━ probtest doctor ━━━"),
         "{output}"
     );
 }

@@ -282,7 +282,8 @@ fn messages() -> &'static (Fixture, Output, [String; 3]) {
                 &[],
             )
             .run()
-            .assert_code(0);
+            // The session has failing runs: `report` fails, as nextest does.
+            .assert_code(100);
         let files = paths.map(|path| std::fs::read_to_string(&path).expect("a report file"));
         (fixture, output, files)
     })
@@ -374,4 +375,149 @@ fn control_characters_are_shown_escaped_and_entities_as_typed() {
     );
     assert!(html.contains(&format!("<pre>{message}</pre>")), "{html}");
     assert!(html.contains("<td>m\\u{1b}[7m</td>"), "{html}");
+}
+
+/// The `reports` fixture's session (cheap runs, float sums, a FLAKY case whose gate passes, a
+/// long id), fresh for each run of this file, and what its `cargo test` printed.
+fn reports() -> &'static (Fixture, String, Output) {
+    static REPORTS: OnceLock<(Fixture, String, Output)> = OnceLock::new();
+    REPORTS.get_or_init(|| {
+        let fixture = Fixture::builder("reports")
+            .test("reports", include_str!("../../fixtures/reports.rs"))
+            .build();
+        let session = format!("{}-reports", session());
+        let output = fixture
+            .cargo_test(&["--test", "reports"])
+            .env("PROB_SESSION", &session)
+            .run();
+        output.assert_code(0);
+        (fixture, session, output)
+    })
+}
+
+/// `cargo probtest report` of the `reports` session into `name`'s directory, with `flag` and
+/// the file it writes; the file's text.
+fn reports_file(name: &str, flag: &str, file: &str) -> String {
+    let (fixture, session, _) = reports();
+    let dir = fixture.path("out").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("an output directory");
+    let path = dir.join(file);
+    let target = shared_target_dir();
+    fixture
+        .probtest(
+            "report",
+            &[
+                "--session",
+                session,
+                "--target-dir",
+                path_str(&target),
+                flag,
+                path_str(&path),
+            ],
+            &[],
+        )
+        .run()
+        .assert_code(0);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Whether `text` shows a cost of `$0.0000` (a cost that is not zero shown as none).
+fn shows_no_cost_as_zero(text: &str) -> bool {
+    text.match_indices("$0.0000")
+        .all(|(at, found)| text[at + found.len()..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+#[test]
+fn junit_properties_are_round_and_a_flaky_case_whose_gate_passed_says_so() {
+    let xml = reports_file("junit-round", "--junit", "junit.xml");
+    // Twenty runs of 0.1 sum to 2.0000000000000004.
+    assert!(
+        xml.contains("<property name=\"mostly cost\" value=\"2\"/>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<property name=\"cheap cost\" value=\"0.00004\"/>"),
+        "{xml}"
+    );
+    let case = xml
+        .split("<testcase ")
+        .find(|case| case.starts_with("name=\"mostly\""))
+        .unwrap_or_else(|| panic!("the FLAKY case's testcase: {xml}"));
+    assert!(!case.contains("<failure"), "its gate passed: {case}");
+    let out = case
+        .split_once("<system-out>")
+        .and_then(|(_, rest)| rest.split_once("</system-out>"))
+        .map(|(out, _)| out)
+        .unwrap_or_else(|| panic!("the case says what it is: {case}"));
+    assert!(out.starts_with("FLAKY: 19/20 passed ["), "{out}");
+    assert!(
+        out.lines()
+            .next()
+            .is_some_and(|line| line.ends_with("]; gate PASS (min_rate 0.5), so the case passes")),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 run (3) failed at tests/reports.rs:"),
+        "{out}"
+    );
+    assert!(out.contains("  the third run is wrong\n"), "{out}");
+    assert!(
+        out.contains("why: cargo probtest doctor -p pt-reports mostly"),
+        "{out}"
+    );
+    let path = reports().0.path("out/junit-round/junit.xml");
+    if let Some(validated) = xmllint(&path) {
+        assert!(
+            validated.status.success(),
+            "{}",
+            String::from_utf8_lossy(&validated.stderr)
+        );
+    }
+}
+
+#[test]
+fn cheap_runs_keep_their_digits_in_the_summary_and_every_file() {
+    let (_, _, output) = reports();
+    let row = output
+        .stdout
+        .lines()
+        .find(|line| line.trim_start().starts_with("cheap "))
+        .unwrap_or_else(|| panic!("the cheap row{output}"));
+    assert!(row.trim_end().ends_with("$0.000040"), "{row}");
+    assert!(shows_no_cost_as_zero(&output.stdout), "{output}");
+
+    let page = reports_file("html-cheap", "--html", "report.html");
+    let body = page
+        .split("<tbody ")
+        .find(|body| body.starts_with("data-id=\"cheap\""))
+        .unwrap_or_else(|| panic!("the cheap case: {page}"));
+    // Its cost, and what a pass of it cost.
+    assert!(
+        body.contains("<td class=\"num\">$0.000040</td><td class=\"num\">$0.000010</td>"),
+        "{body}"
+    );
+    assert!(shows_no_cost_as_zero(&page), "{page}");
+
+    let text = reports_file("markdown-cheap", "--markdown", "summary.md");
+    assert!(text.contains("| $0.000040 |"), "{text}");
+    assert!(shows_no_cost_as_zero(&text), "{text}");
+}
+
+#[test]
+fn markdown_keeps_to_80_columns_beside_a_long_case_id() {
+    let text = reports_file("markdown-width", "--markdown", "summary.md");
+    // Padded to the long id, the FLAKY case's row would be 89 columns wide.
+    assert!(
+        text.contains("refund_requests_described_at_length |"),
+        "{text}"
+    );
+    assert!(text.contains("FLAKY; gate PASS"), "{text}");
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}\n{text}",
+            line.chars().count()
+        );
+    }
 }

@@ -317,3 +317,102 @@ fn under_nextest_cargo_probtest_run_writes_the_whole_sessions_page() {
         "{output}"
     );
 }
+
+#[test]
+fn the_title_names_the_package_and_the_time_not_the_session() {
+    let (_, path) = page();
+    let page = std::fs::read_to_string(path).expect("the page");
+    let title = page
+        .split_once("<title>")
+        .and_then(|(_, rest)| rest.split_once("</title>"))
+        .map(|(title, _)| title)
+        .expect("a title");
+    assert!(!title.contains(session()), "{title}");
+    let parts: Vec<&str> = title.split(" — ").collect();
+    assert_eq!(parts[..2], ["probtest", "pt-export"], "{title}");
+    // `2026-12-07 01:30 UTC`
+    let when = parts.get(2).copied().unwrap_or_default();
+    let shape: String = when
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '0' } else { c })
+        .collect();
+    assert_eq!(shape, "0000-00-00 00:00 UTC", "{title}");
+    assert!(page.contains(&format!("<h1>{title}</h1>")), "{page}");
+}
+
+/// The functions table's header of a page.
+fn functions_header(page: &str) -> &str {
+    page.split_once("<table id=\"functions\">")
+        .and_then(|(_, rest)| rest.split_once("</thead>"))
+        .map(|(head, _)| head)
+        .unwrap_or_else(|| panic!("a functions table: {page}"))
+}
+
+#[test]
+fn the_metrics_column_is_there_only_when_a_metric_was_asked_for() {
+    let (fixture, path) = page();
+    let page = std::fs::read_to_string(path).expect("the page");
+    assert!(
+        !functions_header(&page).contains("metrics"),
+        "{}",
+        functions_header(&page)
+    );
+    let asked = path.with_file_name("metrics.html");
+    let _ = std::fs::remove_file(&asked);
+    let output = fixture
+        .cargo_test(&["--test", "export"])
+        .env("PROB_METRIC", "pass^2")
+        .env("PROB_HTML", path_text(&asked))
+        .run();
+    assert_eq!(output.code, Some(101), "{output}");
+    let page = std::fs::read_to_string(&asked).expect("PROB_HTML was written");
+    assert!(
+        functions_header(&page).contains("<th>metrics (mean)</th>"),
+        "{}",
+        functions_header(&page)
+    );
+}
+
+fn path_text(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}
+
+#[test]
+fn the_summary_says_where_the_html_was_written() {
+    let (fixture, path) = page();
+    let written = path.with_file_name("named.html");
+    let output = fixture
+        .cargo_test(&["--test", "export"])
+        .env("PROB_HTML", path_text(&written))
+        .run();
+    assert_eq!(output.code, Some(101), "{output}");
+    assert!(written.is_file(), "{output}");
+    let line = format!("  HTML:    {}", written.display());
+    assert!(
+        output.stdout.lines().any(|l| l == line),
+        "`{line}` in the summary{output}"
+    );
+    // And `cargo probtest report --html`'s.
+    let target = shared_target_dir();
+    let again = path.with_file_name("again.html");
+    let output = fixture
+        .probtest(
+            "report",
+            &[
+                "--session",
+                session(),
+                "--target-dir",
+                path_text(&target),
+                "--html",
+                path_text(&again),
+            ],
+            &[],
+        )
+        .run();
+    output.assert_code(0);
+    let line = format!("  HTML:    {}", again.display());
+    assert!(
+        output.stdout.lines().any(|l| l == line),
+        "`{line}` in the summary{output}"
+    );
+}

@@ -131,6 +131,8 @@ struct Page<'a> {
     columns: Columns,
     cases: Vec<CaseView>,
     functions: Vec<analysis::FunctionView>,
+    /// Whether the functions table has its metrics column: a metric was asked for.
+    metrics: bool,
     arms: Vec<analysis::ArmView>,
     models: Vec<ModelView>,
     history: usize,
@@ -176,11 +178,9 @@ pub fn html(report: &Report, history: &History) -> String {
         .chain(report.warnings.iter().cloned())
         .map(|warning| shown(&warning).into_owned())
         .collect();
+    let functions = analysis::functions(report);
     let page = Page {
-        title: match &report.session {
-            Some(session) => format!("probability: {session}"),
-            None => "probability".to_string(),
-        },
+        title: title(report),
         session: report.session.clone().unwrap_or_default(),
         created: &report.created,
         version: &report.version,
@@ -196,7 +196,11 @@ pub fn html(report: &Report, history: &History) -> String {
         attention: report.rows.iter().filter(|r| needs_attention(r)).count(),
         columns,
         cases,
-        functions: analysis::functions(report),
+        metrics: !report.stats_config.metrics.is_empty()
+            || functions
+                .iter()
+                .any(|function| !function.metrics.is_empty()),
+        functions,
         arms: analysis::arms(report),
         models: report
             .totals
@@ -217,6 +221,57 @@ pub fn html(report: &Report, history: &History) -> String {
     // shows is a plain string or number.
     page.render()
         .unwrap_or_else(|error| format!("<!doctype html><p>{error}</p>"))
+}
+
+/// Packages a title names before it counts the rest.
+const TITLED_PACKAGES: usize = 3;
+
+/// `probtest — evals — 2026-12-07 01:30 UTC`: what a browser's tab and a list of saved pages
+/// tell apart, the packages the report is of and when it was made (the session's key, which
+/// the page shows below, reads as noise there).
+fn title(report: &Report) -> String {
+    let mut packages: Vec<&str> = Vec::new();
+    for row in &report.rows {
+        let package = row.info.package.as_str();
+        if !package.is_empty() && !packages.contains(&package) {
+            packages.push(package);
+        }
+    }
+    let mut parts = vec!["probtest".to_string()];
+    match packages.len() {
+        0 => {}
+        n if n <= TITLED_PACKAGES => parts.push(packages.join(", ")),
+        n => parts.push(format!(
+            "{} and {} more",
+            packages[..TITLED_PACKAGES - 1].join(", "),
+            n - (TITLED_PACKAGES - 1)
+        )),
+    }
+    let when = minute_of(&report.created);
+    if !when.is_empty() {
+        parts.push(when);
+    }
+    parts.join(" — ")
+}
+
+/// An RFC 3339 time to the minute, `2026-12-07 01:30 UTC`; a text that is not one as it is.
+fn minute_of(created: &str) -> String {
+    let Some((date, time)) = created.split_once('T') else {
+        return created.to_string();
+    };
+    let clock = time.get(..5).filter(|clock| {
+        clock.as_bytes()[2] == b':' && clock.bytes().filter(u8::is_ascii_digit).count() == 4
+    });
+    let (Some(clock), 10) = (clock, date.len()) else {
+        return created.to_string();
+    };
+    // What follows the seconds and their fraction: `Z`, an offset, or nothing.
+    let zone = time[5..].trim_start_matches(|c: char| c.is_ascii_digit() || c == ':' || c == '.');
+    match zone {
+        "Z" | "z" | "+00:00" | "-00:00" => format!("{date} {clock} UTC"),
+        "" => format!("{date} {clock}"),
+        offset => format!("{date} {clock} {offset}"),
+    }
 }
 
 fn tone(status: Status) -> &'static str {

@@ -261,3 +261,37 @@ fn runs_that_never_started_are_on_the_page() {
     assert!(page.contains(">2 not run</td>"), "{page}");
     assert_eq!(page.matches("<tbody data-id=").count(), 2);
 }
+
+#[test]
+fn the_title_names_the_packages_and_the_minute_not_the_session() {
+    let mut report = fixture();
+    report.session = Some("run-1-2".to_string());
+    let page = html(&report, &History::default());
+    assert!(
+        page.contains("<title>probtest — fixture — 2026-01-02 03:04 UTC</title>"),
+        "{page}"
+    );
+    for (index, row) in report.rows.iter_mut().enumerate() {
+        row.info.package = format!("evals-{}", index % 5);
+    }
+    report.created = "2026-01-02T03:04:05.25+02:00".to_string();
+    let page = html(&report, &History::default());
+    assert!(
+        page.contains(
+            "<title>probtest — evals-0, evals-1 and 3 more — 2026-01-02 03:04 +02:00</title>"
+        ),
+        "{page}"
+    );
+}
+
+#[test]
+fn the_metrics_column_is_there_only_when_a_metric_was_asked_for() {
+    let report = crate::model::analysis::tests::qa();
+    assert!(report.stats_config.metrics.is_empty());
+    let page = html(&report, &History::default());
+    assert!(page.contains("<table id=\"functions\">"), "{page}");
+    assert!(!page.contains("metrics (mean)"), "{page}");
+    let mut asked = report.clone();
+    asked.stats_config.metrics = vec![crate::types::stats::Metric::PassAll(3)];
+    assert!(html(&asked, &History::default()).contains("<th>metrics (mean)</th>"));
+}

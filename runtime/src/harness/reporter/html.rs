@@ -59,6 +59,10 @@ impl Sink for Html {
         crate::store::write_file(self.file.path(), page.as_bytes())
             .map_err(|error| self.file.failed("HTML report", &error))
     }
+
+    fn summary_line(&self) -> Option<(&'static str, String)> {
+        Some(("HTML", self.file.shown().to_string()))
+    }
 }
 
 #[cfg(feature = "html")]

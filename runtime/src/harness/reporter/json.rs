@@ -34,7 +34,7 @@ impl Json {
 
     /// The file as the summary's `Report:` line names it.
     pub(crate) fn shown(&self) -> &str {
-        &self.file.shown
+        self.file.shown()
     }
 }
 

@@ -25,6 +25,12 @@ pub use summary::Summary;
 pub trait Sink {
     /// Writes the report, or says in one line, naming the file, why it could not.
     fn write(&mut self, report: &Report) -> Result<(), SinkError>;
+
+    /// The line the summary names the written output on, as a label and the file
+    /// (`("HTML", "report.html")`), printed after its `Report:` line; `None` for none.
+    fn summary_line(&self) -> Option<(&'static str, String)> {
+        None
+    }
 }
 
 /// Why a sink could not write its output: one line that names the file (and the setting that
@@ -108,6 +114,11 @@ impl OutputFile {
         &self.path
     }
 
+    /// The file as the user named it, for the summary's lines.
+    pub(crate) fn shown(&self) -> &str {
+        &self.shown
+    }
+
     /// The error of a sink that could not write `what` (`HTML report`) here.
     pub fn failed(&self, what: &str, error: &dyn fmt::Display) -> SinkError {
         let text = error.to_string();
@@ -123,7 +134,7 @@ impl OutputFile {
 }
 
 /// Every output of one report, in the order they are written: the JSON report, the other
-/// files, the summary.
+/// files, the summary (which names the files that were written).
 #[derive(Default)]
 pub struct Reporter {
     json: Option<Json>,
@@ -212,13 +223,15 @@ impl Reporter {
                 Err(error) => errors.push(error),
             }
         }
+        let mut written = Vec::new();
         for mut sink in files {
-            if let Err(error) = sink.write(report) {
-                errors.push(error);
+            match sink.write(report) {
+                Ok(()) => written.extend(sink.summary_line()),
+                Err(error) => errors.push(error),
             }
         }
         if let Some(summary) = summary {
-            summary.print(report, written_json.as_deref());
+            summary.print(report, written_json.as_deref(), &written);
         }
         errors
     }

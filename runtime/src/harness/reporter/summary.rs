@@ -1,5 +1,6 @@
 //! The terminal summary as a sink: the `probability` section on stdout, colored when stdout
-//! wants colors, with a `Report:` line naming the JSON report once it is written.
+//! wants colors, with a `Report:` line naming the JSON report once it is written, and a line
+//! for each other file written (`HTML:`).
 //!
 //! Layer: harness.
 
@@ -44,10 +45,16 @@ impl Summary {
 
     /// Prints the summary (nothing when the report has no rows); a closed stdout is not an
     /// error.
-    pub(super) fn print(&self, report: &Report, written_json: Option<&str>) {
+    pub(super) fn print(
+        &self,
+        report: &Report,
+        written_json: Option<&str>,
+        files: &[(&'static str, String)],
+    ) {
         let options = render::Options {
             color: self.color.unwrap_or_else(render::color_enabled),
             report_path: written_json.or(self.report_line.as_deref()),
+            files,
         };
         let text = render::summary(report, &options);
         if text.is_empty() {

@@ -11,7 +11,7 @@ use super::{shared_target_dir, workspace_root, Output};
 
 /// Long enough for the first build of probtest and tokio on a slow machine while other tests
 /// hold the target directory's lock; short enough that a hung run does not hang the suite.
-const TIMEOUT: Duration = Duration::from_secs(20 * 60);
+pub(super) const TIMEOUT: Duration = Duration::from_secs(20 * 60);
 
 /// The `cargo-probtest` binary of this workspace, built once into the shared target directory
 /// (not the workspace's own, which the outer cargo holds while the tests run).
