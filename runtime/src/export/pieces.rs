@@ -179,7 +179,7 @@ impl FailureGroup<'_> {
 }
 
 /// `1-4, 6, 8, 9`: ascending run numbers, three or more in a row as a span, at most
-/// [`LISTED_SPANS`] spans then `…`.
+/// `LISTED_SPANS` spans then `…`.
 pub fn run_spans(runs: &[u32]) -> String {
     let mut spans: Vec<String> = Vec::new();
     let mut at = 0;

@@ -191,7 +191,7 @@ pub(crate) fn escaped(c: char) -> bool {
         | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// `text` with each character [`escaped`] picks written as `\u{1b}`, so that an id or a message
+/// `text` with each character `escaped` picks written as `\u{1b}`, so that an id or a message
 /// shows what it holds instead of acting on the terminal or the page; borrowed when nothing is.
 pub fn shown(text: &str) -> Cow<'_, str> {
     shown_keeping(text, false)
