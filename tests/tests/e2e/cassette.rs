@@ -248,7 +248,7 @@ fn keyed_run(mode: &str, key: &str, name: &str) -> (Output, Value) {
     let output = fixture
         .cargo_test(&["--test", "cassette", "--", "--ignored", "bench_keyed"])
         .env("PROB_CACHE", mode)
-        .env("PT_CACHE_KEY", key)
+        .env("PT_CASSETTE_ENTRY", key)
         .env(
             "PT_LOG",
             fixture.path(&format!("{name}.log")).to_string_lossy(),
