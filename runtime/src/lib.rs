@@ -269,6 +269,11 @@ pub mod __private {
     pub use ctor;
     pub use linkme;
 
+    /// The rows of `cases(...)`, read into the arguments' types when a run starts.
+    pub mod dataset {
+        pub use crate::harness::dataset::{arg, ran, RowError, Source};
+    }
+
     /// Cases and records shaped like a real session's, for benchmarks of report building and
     /// rendering.
     pub fn synthetic_records(

@@ -9,6 +9,7 @@
 mod analysis;
 mod cassette;
 mod cli;
+mod dataset;
 mod doctor;
 mod example;
 mod export;
