@@ -43,8 +43,9 @@ pub fn price(model: &str, prompt_tokens: u64, completion_tokens: u64) -> f64 {
         })
 }
 
-/// The queue a ticket belongs in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The queue a ticket belongs in; in data files, the word the model answers with (`"refund"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Label {
     /// Money back: double charges, returns, cancellations.
     Refund,

@@ -3,7 +3,7 @@
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
-use syn::{Attribute, FnArg, Ident, ItemFn, Pat};
+use syn::{Attribute, FnArg, Ident, ItemFn, Pat, Type};
 
 /// The function under `#[probability]`.
 pub(crate) struct BenchFn {
@@ -25,6 +25,8 @@ pub(crate) struct Arg {
     pub(crate) plain: bool,
     /// The pattern's tokens, for errors that cover all of it.
     pub(crate) pattern: TokenStream,
+    /// The argument's type, which a row's field is read into.
+    pub(crate) ty: Type,
 }
 
 /// Whether `attr` is a test attribute: any path whose last segment is `test`.
@@ -61,11 +63,13 @@ impl BenchFn {
                         ident: Some(pat.ident.clone()),
                         plain: pat.by_ref.is_none() && pat.subpat.is_none(),
                         pattern: pat.to_token_stream(),
+                        ty: (*typed.ty).clone(),
                     },
                     other => Arg {
                         ident: None,
                         plain: false,
                         pattern: other.to_token_stream(),
+                        ty: (*typed.ty).clone(),
                     },
                 }),
             })

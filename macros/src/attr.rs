@@ -12,6 +12,7 @@ use syn::{bracketed, parenthesized, Expr, Ident, LitStr, Token};
 pub(crate) const ACCEPTED_KEYS: &[&str] = &[
     "runs",
     "params",
+    "cases",
     "min_rate",
     "min_passes",
     "confidence",
@@ -32,6 +33,8 @@ pub(crate) const ACCEPTED_KEYS: &[&str] = &[
 pub(crate) struct Attr {
     pub(crate) runs: Option<RunsArg>,
     pub(crate) params: Option<Vec<Group>>,
+    /// `cases(...)`: the rows of a data file as one more group of the product.
+    pub(crate) cases: Option<CasesArg>,
     /// The gate's keys (`min_rate`, `min_passes`, `confidence`, `method`, `prior`) in written
     /// order, with the key's identifier for errors.
     pub(crate) gate: Vec<(Ident, Expr)>,
@@ -57,6 +60,20 @@ pub(crate) struct Group {
     pub(crate) values: Vec<Value>,
     /// The span of the `[...]` list, for errors about the values as a whole.
     pub(crate) values_span: Span,
+}
+
+/// `cases(ticket = "data/tickets.jsonl", id = "name")`: each row of the file is a value of
+/// `ticket`, or, with `(text, expected) = ...`, gives each named argument its field.
+pub(crate) struct CasesArg {
+    pub(crate) names: Vec<Ident>,
+    /// Whether the names were written as a tuple: arguments bound to fields by name.
+    pub(crate) zipped: bool,
+    /// The file, relative to the package's manifest directory.
+    pub(crate) path: LitStr,
+    /// The field whose value is each row's id; without it, the row number is.
+    pub(crate) id: Option<LitStr>,
+    /// Whether `cases` was written before `params`, so that its rows vary slowest.
+    pub(crate) first: bool,
 }
 
 /// One value of a group, with its optional `=> "id"` override.
@@ -93,6 +110,15 @@ impl Parse for Attr {
                     let groups = parse_groups(&content, &mut attr.errors)?;
                     if attr.params.is_none() {
                         attr.params = Some(groups);
+                    }
+                }
+                "cases" => {
+                    let content;
+                    parenthesized!(content in input);
+                    let mut cases = parse_cases(&content, &mut attr.errors)?;
+                    cases.first = attr.params.is_none();
+                    if attr.cases.is_none() {
+                        attr.cases = Some(cases);
                     }
                 }
                 "min_rate" | "min_passes" | "confidence" | "method" | "prior" => {
@@ -195,6 +221,55 @@ fn parse_groups(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Re
         input.parse::<Token![,]>()?;
     }
     Ok(groups)
+}
+
+/// `names = "path"` then, optionally, `id = "field"`.
+fn parse_cases(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Result<CasesArg> {
+    let (names, zipped) = if input.peek(syn::token::Paren) {
+        let content;
+        let parens = parenthesized!(content in input);
+        let names = content.parse_terminated(Ident::parse, Token![,])?;
+        if names.is_empty() {
+            errors.push(syn::Error::new(
+                parens.span.join(),
+                "name at least one argument to bind the rows' fields to",
+            ));
+        }
+        (names.into_iter().collect::<Vec<_>>(), true)
+    } else {
+        (vec![input.parse::<Ident>()?], false)
+    };
+    input.parse::<Token![=]>()?;
+    let path: LitStr = input.parse()?;
+    let mut id = None;
+    while !input.is_empty() {
+        input.parse::<Token![,]>()?;
+        if input.is_empty() {
+            break;
+        }
+        let key: Ident = input.call(syn::ext::IdentExt::parse_any)?;
+        input.parse::<Token![=]>()?;
+        if key == "id" {
+            let field: LitStr = input.parse()?;
+            if id.is_some() {
+                errors.push(syn::Error::new(key.span(), "`id` is given more than once"));
+            }
+            id = Some(field);
+        } else {
+            errors.push(syn::Error::new(
+                key.span(),
+                format!("unknown key `{key}` in `cases(...)`; expected `id`"),
+            ));
+            skip_value(input)?;
+        }
+    }
+    Ok(CasesArg {
+        names,
+        zipped,
+        path,
+        id,
+        first: true,
+    })
 }
 
 /// Parses the (empty) arguments of `#[probtest::setup]` / `#[probtest::teardown]`.

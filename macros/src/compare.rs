@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Ident, Lit};
 
 use crate::attr::Group;
-use crate::valid::group_choices;
+use crate::cases::group_choices;
 
 /// A validated comparison.
 pub(crate) struct Compare {

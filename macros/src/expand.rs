@@ -20,6 +20,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::Ident;
 
 use crate::ast::BenchFn;
+use crate::cases::CaseArg;
 use crate::ids::run_name;
 use crate::settings::{tracked_env, Settings};
 use crate::valid::{GateRule, Model};
@@ -311,9 +312,11 @@ fn data_module(
         None => quote!(::core::option::Option::None),
     };
     let tracked_env = tracked_env();
+    // The data file too: editing it rebuilds the tests, as `include_str!` would.
     let tracked_files = settings
         .files
         .iter()
+        .chain(model.dataset.iter().map(|dataset| &dataset.absolute))
         .map(|path| path.to_string_lossy().into_owned());
     let carried = func.carried_attrs();
     let await_ = func.is_async().then(|| quote!(.await));
@@ -341,17 +344,34 @@ fn data_module(
             .map(|(names, id, index)| quote!((&[#(#names),*], #id, #index)));
         // The item's segment that names the case, which the runtime reads back.
         let item = if parametrized { case.item.as_str() } else { "" };
-        let args = &case.args;
+        let (params, call) = match &model.dataset {
+            Some(_) => crate::dataset::tokens::case(func, case, index, &returns),
+            None => {
+                let args = case.args.iter().map(|arg| match arg {
+                    CaseArg::Expr(expr) => quote!(#expr),
+                    // Without a data file no argument is read from a row.
+                    CaseArg::Row => quote!(::core::unreachable!()),
+                });
+                let call = quote! {
+                    pub(super) #asyncness fn #call() -> #returns {
+                        super::#body_name(#(#args),*)#await_
+                    }
+                };
+                (quote!(&[#(#params),*]), call)
+            }
+        };
         let index = index as u32;
         quote! {
             pub(super) static #case_static: ::probtest::__private::Case =
-                ::probtest::__private::Case::new(&BENCH, #index, #id, #row, #item, &[#(#params),*])
+                ::probtest::__private::Case::new(&BENCH, #index, #id, #row, #item, #params)
                     .with_parts(&[#(#parts),*]);
-            pub(super) #asyncness fn #call() -> #returns {
-                super::#body_name(#(#args),*)#await_
-            }
+            #call
         }
     });
+    let rows = model
+        .dataset
+        .as_ref()
+        .map(|dataset| crate::dataset::tokens::shared(func, dataset, body_name));
     let span = name.span();
     let line = quote_spanned!(span=> ::core::line!());
     let gate = match &model.gate {
@@ -432,6 +452,7 @@ fn data_module(
             #[::probtest::__private::linkme::distributed_slice(::probtest::__private::BENCHES)]
             #[linkme(crate = ::probtest::__private::linkme)]
             static LISTED: &::probtest::__private::Bench = &BENCH;
+            #rows
             #(#cases)*
         }
     }

@@ -14,7 +14,8 @@ fn expand(
     let function = syn::parse2(item).expect("function parses");
     let tokens = crate::expand_function(attr, function, settings);
     let file = syn::parse2::<syn::File>(tokens).expect("expansion is valid Rust");
-    prettyplease::unparse(&file)
+    // A data file is included by its absolute path, which differs between checkouts.
+    prettyplease::unparse(&file).replace(env!("CARGO_MANIFEST_DIR"), "$CARGO_MANIFEST_DIR")
 }
 
 #[test]
@@ -318,4 +319,39 @@ fn a_margin_gets_one_item_after_the_functions_items() {
         &on,
     );
     assert!(!without.contains("margin_verdict"), "{without}");
+}
+
+#[test]
+fn rows_of_a_data_file_bind_fields_to_arguments() {
+    let text = expand(
+        quote!(
+            runs = 2,
+            cases((text, expected) = "testdata/tickets.jsonl", id = "name")
+        ),
+        quote! {
+            fn bench_triage(text: &str, expected: Label) {
+                assert_eq!(classify(text), expected);
+            }
+        },
+        &Settings::default(),
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn a_whole_csv_row_is_one_group_of_the_product() {
+    let text = expand(
+        quote!(
+            params(style = [Style::Terse, Style::Verbose]),
+            cases(ticket = "testdata/tickets.csv")
+        ),
+        quote! {
+            #[tokio::test]
+            async fn bench_triage(style: Style, ticket: Ticket) {
+                assert_eq!(classify(&ticket.text, style).await, ticket.expected);
+            }
+        },
+        &Settings::default(),
+    );
+    insta::assert_snapshot!(text);
 }

@@ -92,6 +92,8 @@ pub(crate) fn make_unique(ids: &mut [String]) {
 /// `_2`, `_3`, ...
 pub(crate) fn item_names(ids: &[String]) -> Vec<String> {
     let mut names: Vec<String> = Vec::with_capacity(ids.len());
+    // A set beside the list: a data file's thousands of rows are as many names.
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
     for id in ids {
         let mut name = String::with_capacity(id.len());
         for c in id.chars() {
@@ -114,10 +116,11 @@ pub(crate) fn item_names(ids: &[String]) -> Vec<String> {
         }
         let base = name.clone();
         let mut counter = 2;
-        while names.contains(&name) {
+        while taken.contains(&name) {
             name = format!("{base}_{counter}");
             counter += 1;
         }
+        taken.insert(name.clone());
         names.push(name);
     }
     names

@@ -3,14 +3,17 @@
 //!
 //! The attribute is handled in stages, one module each: `attr.rs` parses the arguments into a
 //! model that keeps spans, `ast.rs` reads the function, `valid.rs` checks both and builds the
-//! cases (collecting every error), `expand.rs` generates the code.
+//! cases (collecting every error; `cases.rs` is their product, `dataset/` reads the data file of
+//! `cases(...)`), `expand.rs` generates the code.
 
 use proc_macro::TokenStream;
 use quote::quote;
 
 mod ast;
 mod attr;
+mod cases;
 mod compare;
+mod dataset;
 mod expand;
 mod ids;
 mod run_options;

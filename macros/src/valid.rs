@@ -1,7 +1,7 @@
 //! Validation: checks the parsed attribute against the function and builds the list of cases.
 //! Every problem is collected with its span, so one compile run reports all of them.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use quote::ToTokens;
 use syn::spanned::Spanned;
@@ -9,7 +9,8 @@ use syn::{Expr, ExprLit, Ident, Lit};
 
 use crate::ast::BenchFn;
 use crate::attr::{Attr, Group};
-use crate::ids;
+use crate::cases::Case;
+use crate::dataset::Dataset;
 use crate::settings::Settings;
 
 /// A validated bench function, ready for expansion.
@@ -23,6 +24,8 @@ pub(crate) struct Model {
     pub(crate) runs: u32,
     pub(crate) transpose: bool,
     pub(crate) cases: Vec<Case>,
+    /// The data file of `cases(...)`, whose rows the cases take.
+    pub(crate) dataset: Option<Dataset>,
 }
 
 /// A gate as the attribute writes it; what it leaves out falls back to the session's settings.
@@ -47,21 +50,6 @@ impl Model {
     }
 }
 
-/// One combination of parameter values.
-pub(crate) struct Case {
-    /// The id users see (`refund please-Terse-2+2`).
-    pub(crate) id: String,
-    /// The test item name made from the id (`refund_please_terse_2_2`).
-    pub(crate) item: String,
-    /// Argument expressions in the function's argument order.
-    pub(crate) args: Vec<Expr>,
-    /// `(argument, value as written)` in the function's argument order.
-    pub(crate) params: Vec<(String, String)>,
-    /// Per group of `params(...)`, in written order: its argument names, the id of the value
-    /// this case takes from it, and that value's position.
-    pub(crate) parts: Vec<(Vec<String>, String, u32)>,
-}
-
 /// Checks everything, collecting all errors.
 pub(crate) fn validate(
     attr: Attr,
@@ -78,7 +66,15 @@ pub(crate) fn validate(
     });
     check_signature(func, &mut errors);
     let groups = attr.params.unwrap_or_default();
-    check_groups(&groups, func, &mut errors);
+    let dataset_names = attr
+        .cases
+        .as_ref()
+        .map_or(&[][..], |cases| &cases.names[..]);
+    check_groups(&groups, dataset_names, func, &mut errors);
+    let dataset = attr
+        .cases
+        .as_ref()
+        .and_then(|cases| crate::dataset::load(cases, &mut errors));
     let runs = settings.runs(attribute_runs);
     // A latency gate alone may set its own `confidence`, as pytest-probability's mark does.
     let latency_gated = attr.run_options.iter().any(|(key, _)| key == "max_latency");
@@ -102,7 +98,8 @@ pub(crate) fn validate(
         run_options,
         runs,
         transpose: settings.transpose,
-        cases: build_cases(&groups, func),
+        cases: crate::cases::build(&groups, dataset.as_ref(), func),
+        dataset,
     })
 }
 
@@ -317,9 +314,23 @@ fn check_signature(func: &BenchFn, errors: &mut Vec<syn::Error>) {
     }
 }
 
-fn check_groups(groups: &[Group], func: &BenchFn, errors: &mut Vec<syn::Error>) {
+fn check_groups(groups: &[Group], dataset: &[Ident], func: &BenchFn, errors: &mut Vec<syn::Error>) {
     let fn_name = func.name();
     let mut covered: HashSet<String> = HashSet::new();
+    for name in dataset {
+        let key = name.to_string();
+        if !func.args.iter().any(|arg| arg.ident.as_ref() == Some(name)) {
+            errors.push(syn::Error::new(
+                name.span(),
+                format!("`{key}` is not an argument of `{fn_name}`"),
+            ));
+        } else if !covered.insert(key.clone()) {
+            errors.push(syn::Error::new(
+                name.span(),
+                format!("`{key}` is named twice in `cases(...)`"),
+            ));
+        }
+    }
     for group in groups {
         for name in &group.names {
             let key = name.to_string();
@@ -327,6 +338,11 @@ fn check_groups(groups: &[Group], func: &BenchFn, errors: &mut Vec<syn::Error>) 
                 errors.push(syn::Error::new(
                     name.span(),
                     format!("`{key}` is not an argument of `{fn_name}`"),
+                ));
+            } else if dataset.iter().any(|bound| bound == name) {
+                errors.push(syn::Error::new(
+                    name.span(),
+                    format!("`{key}` already takes its values from `cases(...)`; give each argument one group"),
                 ));
             } else if !covered.insert(key.clone()) {
                 errors.push(syn::Error::new(
@@ -384,136 +400,12 @@ fn check_groups(groups: &[Group], func: &BenchFn, errors: &mut Vec<syn::Error>) 
                 errors.push(syn::Error::new_spanned(
                     &arg.pattern,
                     format!(
-                        "argument `{ident}` has no values; add `{ident} = [...]` to `params(...)`"
+                        "argument `{ident}` has no values; add `{ident} = [...]` to `params(...)`, or name it in `cases(...)`"
                     ),
                 ));
             }
         }
     }
-}
-
-/// One value of one group: its id and the expressions it gives to each named argument.
-pub(crate) struct Choice<'a> {
-    pub(crate) id: String,
-    bindings: Vec<(String, &'a Expr)>,
-}
-
-pub(crate) fn group_choices(group: &Group) -> Vec<Choice<'_>> {
-    group
-        .values
-        .iter()
-        .enumerate()
-        .map(|(index, value)| {
-            let bindings: Vec<(String, &Expr)> = match (&value.expr, group.zipped) {
-                (Expr::Tuple(tuple), true) => group
-                    .names
-                    .iter()
-                    .map(ToString::to_string)
-                    .zip(tuple.elems.iter())
-                    .collect(),
-                (expr, _) => vec![(group.names[0].to_string(), expr)],
-            };
-            let id = match &value.id {
-                Some(id) => id.value(),
-                None => bindings
-                    .iter()
-                    .map(|(name, expr)| ids::value_id(expr, name, index))
-                    .collect::<Vec<_>>()
-                    .join("-"),
-            };
-            Choice { id, bindings }
-        })
-        .collect()
-}
-
-fn build_cases(groups: &[Group], func: &BenchFn) -> Vec<Case> {
-    let choices: Vec<Vec<Choice<'_>>> = groups.iter().map(group_choices).collect();
-    // Cartesian product in written order: the last group varies fastest.
-    let mut combos: Vec<Vec<&Choice<'_>>> = vec![Vec::new()];
-    let mut positions: Vec<Vec<u32>> = vec![Vec::new()];
-    for group in &choices {
-        combos = combos
-            .into_iter()
-            .flat_map(|prefix| {
-                group.iter().map(move |choice| {
-                    let mut next = prefix.clone();
-                    next.push(choice);
-                    next
-                })
-            })
-            .collect();
-        positions = positions
-            .into_iter()
-            .flat_map(|prefix| {
-                (0..group.len() as u32).map(move |index| {
-                    let mut next = prefix.clone();
-                    next.push(index);
-                    next
-                })
-            })
-            .collect();
-    }
-    let mut case_ids: Vec<String> = if groups.is_empty() {
-        vec![func.short_name()]
-    } else {
-        combos
-            .iter()
-            .map(|combo| {
-                combo
-                    .iter()
-                    .map(|choice| choice.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join("-")
-            })
-            .collect()
-    };
-    ids::make_unique(&mut case_ids);
-    let items = ids::item_names(&case_ids);
-    combos
-        .iter()
-        .zip(positions)
-        .zip(case_ids)
-        .zip(items)
-        .map(|(((combo, positions), id), item)| {
-            let parts = groups
-                .iter()
-                .zip(combo)
-                .zip(positions)
-                .map(|((group, choice), index)| {
-                    let names = group.names.iter().map(ToString::to_string).collect();
-                    (names, choice.id.clone(), index)
-                })
-                .collect();
-            let bound: HashMap<&str, &Expr> = combo
-                .iter()
-                .flat_map(|choice| {
-                    choice
-                        .bindings
-                        .iter()
-                        .map(|(name, expr)| (name.as_str(), *expr))
-                })
-                .collect();
-            let mut args = Vec::new();
-            let mut params = Vec::new();
-            for arg in &func.args {
-                let name = arg
-                    .ident
-                    .as_ref()
-                    .map(ToString::to_string)
-                    .unwrap_or_default();
-                let expr = bound[name.as_str()];
-                params.push((name, written_text(expr)));
-                args.push(expr.clone());
-            }
-            Case {
-                id,
-                item,
-                args,
-                params,
-                parts,
-            }
-        })
-        .collect()
 }
 
 /// The value as the user wrote it, for the report's `params`: the token text with the spacing

@@ -38,7 +38,7 @@
 //!
 //! ## The attribute
 //!
-//! `#[probability(runs = N, params(...))]` goes on a function in any test suite. Both keys are
+//! `#[probability(runs = N, params(...))]` goes on a function in any test suite. Every key is
 //! optional.
 //!
 //! - `runs = N`: an integer literal from 1 to 100,000, the number of runs per case.
@@ -60,6 +60,39 @@
 //! identifier (`refund_please_terse`), the run number zero-padded so that `--test-threads=1`
 //! runs them in numeric order. With one run the `run<N>` level is left out; without params, the
 //! case level. Select them with libtest's usual filters: `cargo test triage::refund`.
+//!
+//! ### Cases from a data file
+//!
+//! `cases(...)` takes a function's cases from a JSON Lines file (`.jsonl`, one object a line) or
+//! a CSV file with a header (`.csv`), read when the attribute expands, relative to the package's
+//! directory (`CARGO_MANIFEST_DIR`):
+//!
+//! ```ignore
+//! #[derive(serde::Deserialize)]
+//! struct Ticket { text: String, expected: Label }
+//!
+//! // Each row, whole, into the one argument (any `T: serde::de::DeserializeOwned`).
+//! #[probability(runs = 5, cases(ticket = "data/tickets.jsonl", id = "name"))]
+//! fn bench_triage(ticket: Ticket) { /* .. */ }
+//!
+//! // Each named argument from the field of its name; `&str` is read as a `String`.
+//! #[probability(runs = 5, cases((text, expected) = "data/tickets.csv", id = "name"))]
+//! fn bench_fields(text: &str, expected: Label) { /* .. */ }
+//! ```
+//!
+//! The rows are one more group of the cartesian product, placed where `cases` is written
+//! relative to `params(...)`. A row's id is its `id` field's value (a string, number or
+//! boolean), else `row<N>`, composed with the other groups' ids as usual. Every row and run is a
+//! test item at compile time, and the expansion includes the file, so editing it rebuilds the
+//! tests. A file that is missing, empty or malformed (the message names the line), an unknown
+//! field, or an id that is missing, empty or repeated (naming the row and its line) is a compile
+//! error at the token that names it.
+//!
+//! Rows are deserialized into the arguments' types with serde when each run starts: a row that
+//! does not fit is that run's error, `row 3 of `data/tickets.jsonl` (line 3) does not fit the
+//! arguments: field `expected`: unknown variant ..`. A CSV cell is read as its argument's type
+//! asks: a number, a boolean, an enum's variant, `None` when empty, JSON for a list or a map. An
+//! `Option` field a JSON row leaves out is `None`. The report's `params` hold each row's text.
 //!
 //! The function may return `()` or `Result<(), E: Debug>`. An `async fn` needs a test attribute
 //! after `#[probability]` (`#[tokio::test]`, or any attribute whose last segment is `test`); it
@@ -283,6 +316,11 @@ pub mod __private {
     pub use crate::types::stats::{GateSpec, Method, Prior, Rule};
     pub use ctor;
     pub use linkme;
+
+    /// The rows of `cases(...)`, read into the arguments' types when a run starts.
+    pub mod dataset {
+        pub use crate::harness::dataset::{arg, ran, RowError, Source};
+    }
 
     /// Cases and records shaped like a real session's, for benchmarks of report building and
     /// rendering.

@@ -10,6 +10,7 @@ pub(crate) mod accounting;
 pub(crate) mod assertions;
 pub(crate) mod cache;
 pub(crate) mod context;
+pub(crate) mod dataset;
 pub(crate) mod frames;
 pub(crate) mod limits;
 pub(crate) mod margins;

@@ -27,6 +27,18 @@ const ROWS: &[(&str, u64)] = &[
     ("triage::late parcel", 5),
     ("triage::locked out", 5),
     ("triage::app crash", 5),
+    ("held_out::refund not received", 8),
+    ("held_out::charged after cancelling", 8),
+    ("held_out::wrong size", 8),
+    ("held_out::parcel lost", 8),
+    ("held_out::express delivery", 8),
+    ("held_out::wrong address", 8),
+    ("held_out::reset email", 8),
+    ("held_out::locked account", 8),
+    ("held_out::change email", 8),
+    ("held_out::crash on open", 8),
+    ("held_out::checkout button", 8),
+    ("held_out::error page", 8),
     ("ambiguous::broken item", 40),
     ("contested::never arrived", 30),
     ("flaky_gateway::mangled response", 24),
@@ -122,9 +134,40 @@ fn the_example_passes_while_showing_flaky_rows() {
     );
     assert_eq!(
         section.gates.as_deref(),
-        Some("4 passed"),
+        Some("16 passed"),
         "\n{}",
         section.text
+    );
+}
+
+#[test]
+fn the_eval_over_a_data_file_gets_a_function_level_estimate() {
+    let section = section();
+    // `held_out  N=12 inputs × k=8  99.0%  [96.9%, 100.0%]  ρ=0.00`: 12 rows of
+    // `data/held_out.jsonl` are enough inputs for the estimate and its interval.
+    let line = section
+        .text
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("held_out ") && line.contains("N=12 inputs × k=8"))
+        .unwrap_or_else(|| panic!("no function line for held_out\n{}", section.text));
+    let interval = line
+        .split_once('[')
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(inside, _)| inside)
+        .unwrap_or_else(|| panic!("no interval in {line}"));
+    let bounds: Vec<f64> = interval
+        .split(',')
+        .map(|bound| {
+            let bound = bound.trim().trim_end_matches('%');
+            bound
+                .parse()
+                .unwrap_or_else(|_| panic!("{bound} in {line}"))
+        })
+        .collect();
+    assert!(
+        bounds.len() == 2 && bounds[0] <= bounds[1] && bounds[1] <= 100.0,
+        "{line}"
     );
 }
 
@@ -248,8 +291,9 @@ fn a_replay_makes_no_request_and_reports_what_was_recorded() {
         (requests(&output), support::read_json(&json), output)
     };
     let (recorded_requests, recorded, _) = run("record", "example-record.json");
-    // 5 runs of 4 tickets, 40 + 30 + 24 runs of one, 20 runs of three votes.
-    assert_eq!(recorded_requests, 20 + 40 + 30 + 24 + 60);
+    // 5 runs of 4 tickets, 8 runs of the data file's 12, 40 + 30 + 24 runs of one, 20 runs of
+    // three votes.
+    assert_eq!(recorded_requests, 20 + 96 + 40 + 30 + 24 + 60);
     let (replayed_requests, replayed, output) = run("replay", "example-replay.json");
     assert_eq!(replayed_requests, 0, "a replay calls nothing{output}");
     // Run times are the replay's own, and so is each row's latency; a row's cost is a float sum
@@ -294,7 +338,7 @@ fn a_replay_makes_no_request_and_reports_what_was_recorded() {
     assert!(
         output
             .stdout
-            .contains("of it from the cassette (134 runs), not spent"),
+            .contains("of it from the cassette (230 runs), not spent"),
         "{output}"
     );
 }

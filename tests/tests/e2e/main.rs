@@ -10,6 +10,7 @@ mod analysis;
 mod cassette;
 mod cli;
 mod conventions;
+mod dataset;
 mod doctor;
 mod example;
 mod export;

@@ -141,6 +141,12 @@ impl FixtureBuilder {
         self
     }
 
+    /// Adds any other file, at `path` inside the crate (a data file, say).
+    pub fn file(mut self, path: &str, content: &str) -> Self {
+        self.files.push((path.to_string(), content.to_string()));
+        self
+    }
+
     /// Sets the body of `[package.metadata.probtest]`.
     pub fn metadata(mut self, toml: &str) -> Self {
         self.metadata = Some(toml.to_string());
