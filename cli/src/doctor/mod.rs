@@ -352,7 +352,9 @@ fn diagnose_one(
             return Ok((diagnosis, json, text));
         }
     };
-    progress("one run watching for writes outside its temporary directory");
+    if library.is_ok() {
+        progress("one run watching for writes outside its temporary directory");
+    }
     let watched = side_effects::check(
         &runner,
         library.as_deref().map_err(String::as_str),
