@@ -26,6 +26,12 @@
  * PROBTEST_DOCTOR_LOG=<path>
  *     One line appended per event the doctor weighs as evidence: `entropy hash` and `entropy
  *     other` at the first draw of each kind, `blocked <address>` at each connection refused.
+ * PROBTEST_DOCTOR_WRITES=1
+ *     Each successful call that changes the file system by path (a file opened for writing or
+ *     created, a path removed, renamed, made, linked or truncated) appends `write <op> <path>`
+ *     to the log, the path made absolute against the working directory or the directory
+ *     descriptor it is relative to: the doctor's one run that looks for side effects before it
+ *     repeats a test. The calls themselves always go through unchanged.
  *
  * An empty variable counts as unset. A malformed one costs one line on stderr naming it and its
  * value, and its axis calls through: a typo must not crash the test it was meant to probe.
@@ -50,14 +56,19 @@
  */
 
 #define _GNU_SOURCE
+/* The library defines open(), fopen() and their kin itself: fortified headers would turn their
+ * declarations into inline wrappers of the same names. */
+#undef _FORTIFY_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/select.h> /* struct timeval, without <sys/time.h>'s gettimeofday prototype,
                            whose second parameter changed type across glibc versions */
@@ -75,6 +86,7 @@
 #define ENV_TICK_MS "PROBTEST_DOCTOR_TICK_MS"
 #define ENV_NET "PROBTEST_DOCTOR_NET"
 #define ENV_LOG "PROBTEST_DOCTOR_LOG"
+#define ENV_WRITES "PROBTEST_DOCTOR_WRITES"
 
 #ifndef GRND_NONBLOCK
 #define GRND_NONBLOCK 0x0001
@@ -284,6 +296,8 @@ static struct settings settings(void) {
     return settings_value;
 }
 
+static int open_log(const char *path);
+
 /* One line appended to the log, in one write so that threads and processes never interleave
  * lines. open(2) and write(2), not stdio: callers may be anywhere, signal handlers included. */
 static void log_line(const struct settings *s, const char *first, const char *second) {
@@ -298,7 +312,7 @@ static void log_line(const struct settings *s, const char *first, const char *se
         }
     }
     line[n++] = '\n';
-    int fd = open(s->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    int fd = open_log(s->log);
     if (fd < 0) {
         return;
     }
@@ -700,4 +714,404 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
     }
     return ((sendto_fn)next_symbol(&next_sendto_slot, "sendto"))(fd, buf, len, flags, address,
                                                                   length);
+}
+
+/* ---------------------------------------------------------------- writes */
+
+/* The log is opened by the next open(), not this library's: its own writes are not the test's,
+ * and logging them would log the log forever. */
+typedef int (*open_fn)(const char *, int, ...);
+typedef int (*openat_fn)(int, const char *, int, ...);
+typedef int (*open_2_fn)(const char *, int);
+typedef int (*openat_2_fn)(int, const char *, int);
+typedef int (*creat_fn)(const char *, mode_t);
+typedef FILE *(*fopen_fn)(const char *, const char *);
+typedef int (*path_fn)(const char *);
+typedef int (*path_mode_fn)(const char *, mode_t);
+typedef int (*at_path_mode_fn)(int, const char *, mode_t);
+typedef int (*at_path_flags_fn)(int, const char *, int);
+typedef int (*two_paths_fn)(const char *, const char *);
+typedef int (*renameat_fn)(int, const char *, int, const char *);
+typedef int (*renameat2_fn)(int, const char *, int, const char *, unsigned int);
+typedef int (*linkat_fn)(int, const char *, int, const char *, int);
+typedef int (*symlinkat_fn)(const char *, int, const char *);
+typedef int (*truncate_fn)(const char *, off_t);
+typedef int (*truncate64_fn)(const char *, off64_t);
+
+/* One slot per entry point, looked up by name; the table's order is the enum's. */
+enum write_call {
+    W_OPEN,
+    W_OPEN64,
+    W_OPENAT,
+    W_OPENAT64,
+    W_OPEN_2,
+    W_OPEN64_2,
+    W_OPENAT_2,
+    W_OPENAT64_2,
+    W_CREAT,
+    W_CREAT64,
+    W_FOPEN,
+    W_FOPEN64,
+    W_RENAME,
+    W_RENAMEAT,
+    W_RENAMEAT2,
+    W_UNLINK,
+    W_UNLINKAT,
+    W_RMDIR,
+    W_MKDIR,
+    W_MKDIRAT,
+    W_LINK,
+    W_LINKAT,
+    W_SYMLINK,
+    W_SYMLINKAT,
+    W_TRUNCATE,
+    W_TRUNCATE64,
+    W_CALLS
+};
+
+static const char *const write_call_names[W_CALLS] = {
+    "open",     "open64",   "openat",   "openat64",   "__open_2", "__open64_2", "__openat_2",
+    "__openat64_2", "creat", "creat64", "fopen",      "fopen64",  "rename",     "renameat",
+    "renameat2", "unlink",  "unlinkat", "rmdir",      "mkdir",    "mkdirat",    "link",
+    "linkat",   "symlink",  "symlinkat", "truncate",  "truncate64"};
+
+static void *write_call_slots[W_CALLS];
+
+static void *next_write_call(enum write_call call) {
+    return next_symbol(&write_call_slots[call], write_call_names[call]);
+}
+
+/* Looked up at load time: the first open() of a process may come in a child forked from a
+ * threaded parent, where dlsym could wait on a lock some other thread of the parent held. */
+__attribute__((constructor)) static void resolve_write_calls(void) {
+    for (int call = 0; call < W_CALLS; call++) {
+        next_write_call((enum write_call)call);
+    }
+}
+
+static int open_log(const char *path) {
+    open_fn next = (open_fn)next_write_call(W_OPEN);
+    if (next == NULL) {
+        return -1;
+    }
+    return next(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+}
+
+/* 0: not read yet, 1: off, 2: on. Reading it twice at once is harmless: both read the same. */
+static int watch_state;
+
+static int watching_writes(void) {
+    int state = __atomic_load_n(&watch_state, __ATOMIC_ACQUIRE);
+    if (state != 0) {
+        return state == 2;
+    }
+    const char *value = getenv(ENV_WRITES);
+    state = value != NULL && value[0] == '1' && value[1] == '\0' ? 2 : 1;
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&watch_state, &expected, state, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE) &&
+        value != NULL && *value != '\0' && state == 1) {
+        warn_malformed(ENV_WRITES, value, "not 1; writes are not logged");
+    }
+    return state == 2;
+}
+
+static void append_text(char *line, size_t *n, size_t size, const char *text) {
+    for (const char *c = text; *c != '\0' && *n < size; c++) {
+        /* A newline in a path would start a line of its own in the log. */
+        line[(*n)++] = *c == '\n' ? '?' : *c;
+    }
+}
+
+/* `write <op> <path>`, `path` made absolute against `dirfd` (or the working directory for
+ * AT_FDCWD), in one write(2) with O_APPEND: concurrent threads and processes never interleave
+ * lines. Only the system calls getcwd, readlink, open and write: callers may be anywhere, a
+ * child between fork and exec included. errno is the caller's again afterwards. */
+static void log_write(const char *op, int dirfd, const char *path) {
+    if (path == NULL || !watching_writes()) {
+        return;
+    }
+    struct settings s = settings();
+    if (s.log == NULL) {
+        return;
+    }
+    int saved_errno = errno;
+    char line[PATH_MAX + 64];
+    /* Room for the newline. */
+    const size_t size = sizeof line - 1;
+    size_t n = 0;
+    append_text(line, &n, size, "write ");
+    append_text(line, &n, size, op);
+    append_text(line, &n, size, " ");
+    if (path[0] != '/') {
+        size_t before = n;
+        if (dirfd == AT_FDCWD) {
+            if (getcwd(line + n, size - n) != NULL) {
+                while (n < size && line[n] != '\0') {
+                    n++;
+                }
+            }
+        } else {
+            char link[40] = "/proc/self/fd/";
+            size_t at = 14;
+            char digits[12];
+            int d = 0;
+            unsigned value = (unsigned)dirfd;
+            do {
+                digits[d++] = (char)('0' + value % 10);
+                value /= 10;
+            } while (value > 0 && d < (int)sizeof digits);
+            while (d > 0) {
+                link[at++] = digits[--d];
+            }
+            link[at] = '\0';
+            ssize_t length = readlink(link, line + n, size - n);
+            if (length > 0) {
+                n += (size_t)length;
+            }
+        }
+        if (n == before) {
+            /* Not absolute: the doctor names it as it is, since it cannot tell where it is. */
+            append_text(line, &n, size, "?");
+        }
+        append_text(line, &n, size, "/");
+    }
+    append_text(line, &n, size, path);
+    line[n++] = '\n';
+    int fd = open_log(s.log);
+    if (fd >= 0) {
+        ssize_t written = write(fd, line, n);
+        (void)written;
+        close(fd);
+    }
+    errno = saved_errno;
+}
+
+/* Whether open() with `flags` can change what is on disk: write access, creation, truncation.
+ * An O_PATH descriptor ignores the rest of the flags. */
+static int opens_for_writing(int flags) {
+    if (flags & O_PATH) {
+        return 0;
+    }
+    return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)) != 0;
+}
+
+/* Whether the kernel reads a mode argument for `flags`. */
+static int takes_mode(int flags) {
+    return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+static int after_open(int fd, int dirfd, const char *path, int flags) {
+    if (fd >= 0 && opens_for_writing(flags)) {
+        log_write("open", dirfd, path);
+    }
+    return fd;
+}
+
+static int after_call(int status, const char *op, int dirfd, const char *path) {
+    if (status == 0) {
+        log_write(op, dirfd, path);
+    }
+    return status;
+}
+
+#define MODE_ARG(flags, mode)                                                                      \
+    do {                                                                                           \
+        if (takes_mode(flags)) {                                                                   \
+            va_list args;                                                                          \
+            va_start(args, flags);                                                                 \
+            (mode) = (mode_t)va_arg(args, int);                                                    \
+            va_end(args);                                                                          \
+        }                                                                                          \
+    } while (0)
+
+static int missing(void) {
+    errno = ENOSYS;
+    return -1;
+}
+
+EXPORT int open(const char *path, int flags, ...) {
+    mode_t mode = 0;
+    MODE_ARG(flags, mode);
+    open_fn next = (open_fn)next_write_call(W_OPEN);
+    return next == NULL ? missing() : after_open(next(path, flags, mode), AT_FDCWD, path, flags);
+}
+
+EXPORT int open64(const char *path, int flags, ...) {
+    mode_t mode = 0;
+    MODE_ARG(flags, mode);
+    open_fn next = (open_fn)next_write_call(W_OPEN64);
+    return next == NULL ? missing() : after_open(next(path, flags, mode), AT_FDCWD, path, flags);
+}
+
+EXPORT int openat(int dirfd, const char *path, int flags, ...) {
+    mode_t mode = 0;
+    MODE_ARG(flags, mode);
+    openat_fn next = (openat_fn)next_write_call(W_OPENAT);
+    return next == NULL ? missing()
+                        : after_open(next(dirfd, path, flags, mode), dirfd, path, flags);
+}
+
+EXPORT int openat64(int dirfd, const char *path, int flags, ...) {
+    mode_t mode = 0;
+    MODE_ARG(flags, mode);
+    openat_fn next = (openat_fn)next_write_call(W_OPENAT64);
+    return next == NULL ? missing()
+                        : after_open(next(dirfd, path, flags, mode), dirfd, path, flags);
+}
+
+/* The entry points of C code built with _FORTIFY_SOURCE, which never pass a mode. */
+EXPORT int __open_2(const char *path, int flags) {
+    open_2_fn next = (open_2_fn)next_write_call(W_OPEN_2);
+    return next == NULL ? missing() : after_open(next(path, flags), AT_FDCWD, path, flags);
+}
+
+EXPORT int __open64_2(const char *path, int flags) {
+    open_2_fn next = (open_2_fn)next_write_call(W_OPEN64_2);
+    return next == NULL ? missing() : after_open(next(path, flags), AT_FDCWD, path, flags);
+}
+
+EXPORT int __openat_2(int dirfd, const char *path, int flags) {
+    openat_2_fn next = (openat_2_fn)next_write_call(W_OPENAT_2);
+    return next == NULL ? missing() : after_open(next(dirfd, path, flags), dirfd, path, flags);
+}
+
+EXPORT int __openat64_2(int dirfd, const char *path, int flags) {
+    openat_2_fn next = (openat_2_fn)next_write_call(W_OPENAT64_2);
+    return next == NULL ? missing() : after_open(next(dirfd, path, flags), dirfd, path, flags);
+}
+
+EXPORT int creat(const char *path, mode_t mode) {
+    creat_fn next = (creat_fn)next_write_call(W_CREAT);
+    return next == NULL ? missing() : after_open(next(path, mode), AT_FDCWD, path, O_CREAT);
+}
+
+EXPORT int creat64(const char *path, mode_t mode) {
+    creat_fn next = (creat_fn)next_write_call(W_CREAT64);
+    return next == NULL ? missing() : after_open(next(path, mode), AT_FDCWD, path, O_CREAT);
+}
+
+/* glibc's fopen() opens through its own internal open, which no interposer reaches. */
+static FILE *after_fopen(FILE *file, const char *path, const char *mode) {
+    if (file != NULL && mode != NULL) {
+        for (const char *c = mode; *c != '\0' && *c != ','; c++) {
+            if (*c == 'w' || *c == 'a' || *c == '+') {
+                log_write("open", AT_FDCWD, path);
+                break;
+            }
+        }
+    }
+    return file;
+}
+
+EXPORT FILE *fopen(const char *path, const char *mode) {
+    fopen_fn next = (fopen_fn)next_write_call(W_FOPEN);
+    if (next == NULL) {
+        errno = ENOSYS;
+        return NULL;
+    }
+    return after_fopen(next(path, mode), path, mode);
+}
+
+EXPORT FILE *fopen64(const char *path, const char *mode) {
+    fopen_fn next = (fopen_fn)next_write_call(W_FOPEN64);
+    if (next == NULL) {
+        errno = ENOSYS;
+        return NULL;
+    }
+    return after_fopen(next(path, mode), path, mode);
+}
+
+/* A rename changes both names. */
+static int after_rename(int status, int old_dirfd, const char *old_path, int new_dirfd,
+                        const char *new_path) {
+    if (status == 0) {
+        log_write("rename", old_dirfd, old_path);
+        log_write("rename", new_dirfd, new_path);
+    }
+    return status;
+}
+
+EXPORT int rename(const char *old_path, const char *new_path) {
+    two_paths_fn next = (two_paths_fn)next_write_call(W_RENAME);
+    return next == NULL ? missing()
+                        : after_rename(next(old_path, new_path), AT_FDCWD, old_path, AT_FDCWD,
+                                       new_path);
+}
+
+EXPORT int renameat(int old_dirfd, const char *old_path, int new_dirfd, const char *new_path) {
+    renameat_fn next = (renameat_fn)next_write_call(W_RENAMEAT);
+    return next == NULL ? missing()
+                        : after_rename(next(old_dirfd, old_path, new_dirfd, new_path), old_dirfd,
+                                       old_path, new_dirfd, new_path);
+}
+
+EXPORT int renameat2(int old_dirfd, const char *old_path, int new_dirfd, const char *new_path,
+                     unsigned int flags) {
+    renameat2_fn next = (renameat2_fn)next_write_call(W_RENAMEAT2);
+    return next == NULL ? missing()
+                        : after_rename(next(old_dirfd, old_path, new_dirfd, new_path, flags),
+                                       old_dirfd, old_path, new_dirfd, new_path);
+}
+
+EXPORT int unlink(const char *path) {
+    path_fn next = (path_fn)next_write_call(W_UNLINK);
+    return next == NULL ? missing() : after_call(next(path), "unlink", AT_FDCWD, path);
+}
+
+EXPORT int unlinkat(int dirfd, const char *path, int flags) {
+    at_path_flags_fn next = (at_path_flags_fn)next_write_call(W_UNLINKAT);
+    return next == NULL ? missing()
+                        : after_call(next(dirfd, path, flags),
+                                     (flags & AT_REMOVEDIR) ? "rmdir" : "unlink", dirfd, path);
+}
+
+EXPORT int rmdir(const char *path) {
+    path_fn next = (path_fn)next_write_call(W_RMDIR);
+    return next == NULL ? missing() : after_call(next(path), "rmdir", AT_FDCWD, path);
+}
+
+EXPORT int mkdir(const char *path, mode_t mode) {
+    path_mode_fn next = (path_mode_fn)next_write_call(W_MKDIR);
+    return next == NULL ? missing() : after_call(next(path, mode), "mkdir", AT_FDCWD, path);
+}
+
+EXPORT int mkdirat(int dirfd, const char *path, mode_t mode) {
+    at_path_mode_fn next = (at_path_mode_fn)next_write_call(W_MKDIRAT);
+    return next == NULL ? missing() : after_call(next(dirfd, path, mode), "mkdir", dirfd, path);
+}
+
+/* A link adds a name; the file it names is not written. */
+EXPORT int link(const char *old_path, const char *new_path) {
+    two_paths_fn next = (two_paths_fn)next_write_call(W_LINK);
+    return next == NULL ? missing()
+                        : after_call(next(old_path, new_path), "link", AT_FDCWD, new_path);
+}
+
+EXPORT int linkat(int old_dirfd, const char *old_path, int new_dirfd, const char *new_path,
+                  int flags) {
+    linkat_fn next = (linkat_fn)next_write_call(W_LINKAT);
+    return next == NULL ? missing()
+                        : after_call(next(old_dirfd, old_path, new_dirfd, new_path, flags), "link",
+                                     new_dirfd, new_path);
+}
+
+EXPORT int symlink(const char *target, const char *path) {
+    two_paths_fn next = (two_paths_fn)next_write_call(W_SYMLINK);
+    return next == NULL ? missing() : after_call(next(target, path), "link", AT_FDCWD, path);
+}
+
+EXPORT int symlinkat(const char *target, int dirfd, const char *path) {
+    symlinkat_fn next = (symlinkat_fn)next_write_call(W_SYMLINKAT);
+    return next == NULL ? missing() : after_call(next(target, dirfd, path), "link", dirfd, path);
+}
+
+EXPORT int truncate(const char *path, off_t length) {
+    truncate_fn next = (truncate_fn)next_write_call(W_TRUNCATE);
+    return next == NULL ? missing() : after_call(next(path, length), "truncate", AT_FDCWD, path);
+}
+
+EXPORT int truncate64(const char *path, off64_t length) {
+    truncate64_fn next = (truncate64_fn)next_write_call(W_TRUNCATE64);
+    return next == NULL ? missing() : after_call(next(path, length), "truncate", AT_FDCWD, path);
 }

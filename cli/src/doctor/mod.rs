@@ -28,6 +28,7 @@ pub mod preload;
 mod prior;
 mod repro;
 mod runner;
+mod side_effects;
 mod suite;
 
 use axes::{Axis, Cpus};
@@ -101,6 +102,13 @@ pub struct DoctorArgs {
     /// Markdown is appended to the job's summary page too.
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
+
+    /// Diagnose a test even when it changes files outside its temporary directory (in its
+    /// package, the home directory): the doctor runs it once watching for such writes before it
+    /// repeats it, and without this flag stops there, listing them. With it, every run makes
+    /// them again, and the diagnosis warns so.
+    #[arg(long)]
+    pub allow_side_effects: bool,
 
     /// More `cargo test` arguments (features, profile), after `--`.
     #[arg(last = true, value_name = "ARGS")]
@@ -192,7 +200,7 @@ pub fn doctor(args: &DoctorArgs, ui: &Ui) -> Result<i32, Error> {
                 ..settings
             };
             let (diagnosis, json, text) =
-                diagnose_one(&binary, &tests, (&victim, row), &settings, args.timeout);
+                diagnose_one(&binary, &tests, (&victim, row), &settings, args)?;
             print(&text);
             vec![(diagnosis, json)]
         }
@@ -219,8 +227,8 @@ pub fn doctor(args: &DoctorArgs, ui: &Ui) -> Result<i32, Error> {
                     &target.tests,
                     (&target.victim, target.row),
                     &settings,
-                    args.timeout,
-                );
+                    args,
+                )?;
                 texts.push(text);
                 diagnoses.push((diagnosis, json));
             }
@@ -284,19 +292,21 @@ fn print(text: &str) {
 }
 
 /// Diagnoses `victim` of `binary` (whose tests are `tests`): the diagnosis, its JSON and its
-/// text.
+/// text; or the error that stops the doctor before it repeats a test with side effects.
 fn diagnose_one(
     binary: &TestBinary,
     tests: &[String],
     (victim, row): (&str, Option<runner::Row>),
     settings: &Settings,
-    timeout: Option<Duration>,
-) -> (Diagnosis, DiagnosisJson, String) {
+    args: &DoctorArgs,
+) -> Result<(Diagnosis, DiagnosisJson, String), Error> {
     let started = Instant::now();
     let mut warnings = Vec::new();
+    // Needed whatever the axes: the look for side effects runs under it.
+    let library = preload_for(binary);
     let preload = if settings.axes.iter().any(|axis| axis.needs_preload()) {
-        match preload_for(binary) {
-            Ok(library) => Some(library),
+        match &library {
+            Ok(library) => Some(library.clone()),
             Err(why) => {
                 warnings.push(format!(
                     "the clock, entropy and network axes are skipped: {why}"
@@ -318,7 +328,7 @@ fn diagnose_one(
         victim: victim.to_string(),
         preload,
         row,
-        timeout,
+        timeout: args.timeout,
         deadline: started + settings.budget,
     };
     let runner = match Runner::new(setup) {
@@ -339,9 +349,19 @@ fn diagnose_one(
                 plain: None,
             };
             let (json, text) = (findings.to_json(), findings.text());
-            return (diagnosis, json, text);
+            return Ok((diagnosis, json, text));
         }
     };
+    if library.is_ok() {
+        progress("one run watching for writes outside its temporary directory");
+    }
+    let watched = side_effects::check(
+        &runner,
+        library.as_deref().map_err(String::as_str),
+        &binary.target_dir,
+        args.allow_side_effects,
+    )?;
+    warnings.extend(watched);
     let diagnosis = Doctor::new(&runner, settings, tests, warnings).diagnose();
     let (command, plain) = commands(binary, victim, &diagnosis);
     let findings = findings::Findings {
@@ -355,7 +375,7 @@ fn diagnose_one(
         plain,
     };
     let (json, text) = (findings.to_json(), findings.text());
-    (diagnosis, json, text)
+    Ok((diagnosis, json, text))
 }
 
 /// Writes `text` as the whole of `path`, its directory made.

@@ -277,8 +277,10 @@ impl<'a> Doctor<'a> {
         &self.runner.victim
     }
 
+    /// Whether the budget is spent: by the diagnosis's own runs, or by what the runner did
+    /// before it (the run watching for side effects), which its deadline counts.
     fn over_budget(&self) -> bool {
-        self.started.elapsed() >= self.settings.budget
+        self.started.elapsed() >= self.settings.budget || self.runner.out_of_time()
     }
 
     /// Runs `plan` `count` times and records the evidence; returns the endings.

@@ -45,6 +45,11 @@ pub const ENV_NET: &str = "PROBTEST_DOCTOR_NET";
 /// at the first draw of each kind, `blocked <address>` per refused connection.
 pub const ENV_LOG: &str = "PROBTEST_DOCTOR_LOG";
 
+/// `1`: each call that changes the file system by path (opened for writing, created, removed,
+/// renamed, made, linked, truncated) and succeeds appends `write <op> <absolute path>` to
+/// [`ENV_LOG`]; the calls themselves go through unchanged.
+pub const ENV_WRITES: &str = "PROBTEST_DOCTOR_WRITES";
+
 #[cfg(probtest_preload)]
 const LIBRARY: Option<&[u8]> = Some(include_bytes!(concat!(
     env!("OUT_DIR"),
@@ -235,6 +240,9 @@ fn in_file(path: &Path, error: io::Error) -> io::Error {
 
 #[cfg(all(test, probtest_preload))]
 mod probe_tests;
+
+#[cfg(all(test, probtest_preload))]
+mod write_probe_tests;
 
 #[cfg(test)]
 mod tests {

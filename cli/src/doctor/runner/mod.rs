@@ -121,6 +121,9 @@ pub struct Runner {
     events: Mutex<BTreeSet<String>>,
 }
 
+/// How the preload library's log starts a line about a write.
+const WRITE_PREFIX: &str = "write ";
+
 /// The timeout while no run has passed yet.
 const FIRST_TIMEOUT: Duration = Duration::from_secs(60);
 /// The least timeout once a run has passed.
@@ -190,17 +193,45 @@ impl Runner {
     /// One run of `plan`: how the victim ended. A run the deadline stopped, or one that never
     /// started, is [`Ending::NotRun`]: no evidence either way.
     pub fn run(&self, plan: &Plan) -> Ending {
+        self.run_once(plan, None).0
+    }
+
+    /// One run of the victim alone, unperturbed, under `library` logging what the process
+    /// changes in the file system: how it ended, and the log's `write <op> <path>` lines.
+    pub fn run_watching_writes(&self, library: &Path) -> (Ending, Vec<String>) {
+        self.run_once(
+            &Plan::alone(&self.victim, Perturbation::none()),
+            Some(library),
+        )
+    }
+
+    /// Where every run's files go: each run's `TMPDIR` is a directory in it.
+    pub fn scratch_dir(&self) -> &Path {
+        self.scratch.path()
+    }
+
+    /// One run of `plan`, watched for writes under `watch` when given.
+    fn run_once(&self, plan: &Plan, watch: Option<&Path>) -> (Ending, Vec<String>) {
         if self.out_of_time() {
-            return Ending::NotRun;
+            return (Ending::NotRun, Vec::new());
         }
         self.runs.fetch_add(1, Ordering::Relaxed);
         let dir = match self.scratch.run_dir() {
             Ok(dir) => dir,
             Err(error) => {
-                return Ending::Crash(format!("cannot make the run's directory: {error}"))
+                return (
+                    Ending::Crash(format!("cannot make the run's directory: {error}")),
+                    Vec::new(),
+                )
             }
         };
         let mut command = self.command(plan, &dir);
+        if let Some(library) = watch {
+            command
+                .env("LD_PRELOAD", library)
+                .env(crate::doctor::preload::ENV_LOG, dir.join("preload.log"))
+                .env(crate::doctor::preload::ENV_WRITES, "1");
+        }
         let stress = plan.perturbation.stress.then(|| {
             Stress::start(match plan.perturbation.cpus {
                 Some(Cpus::One) => first_cpu().map_or(Placement::Anywhere(1), Placement::On),
@@ -213,8 +244,17 @@ impl Runner {
             Ok(finished) => self.ending(plan, &dir, &finished),
             Err(error) => Ending::Crash(format!("cannot start the test binary: {error}")),
         };
+        let writes = match watch {
+            Some(_) => std::fs::read_to_string(dir.join("preload.log"))
+                .unwrap_or_default()
+                .lines()
+                .filter(|line| line.starts_with(WRITE_PREFIX))
+                .map(str::to_string)
+                .collect(),
+            None => Vec::new(),
+        };
         let _ = std::fs::remove_dir_all(&dir);
-        ending
+        (ending, writes)
     }
 
     /// One run of the whole binary, as `cargo test` runs it: the tests that failed, or why
@@ -330,7 +370,11 @@ impl Runner {
             self.events
                 .lock()
                 .unwrap_or_else(|poison| poison.into_inner())
-                .extend(text.lines().map(str::to_string));
+                .extend(
+                    text.lines()
+                        .filter(|line| !line.starts_with(WRITE_PREFIX))
+                        .map(str::to_string),
+                );
         }
         let Some(status) = finished.status else {
             return match finished.stopped {

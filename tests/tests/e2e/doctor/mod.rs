@@ -1,8 +1,9 @@
 //! `cargo probtest doctor` and `repro`: the diagnoses of one test per kind of flake (`kinds`)
 //! and of flakes modelled on real ones (`patterns`), the run engine (`engine`), repro blobs
-//! (`repro`) and rows (`rows`); and the harness the diagnoses share: their fixture crate (one
-//! integration target per kind of flake), a run of `cargo probtest doctor` with its JSON, and
-//! the checks every diagnosis of a flaky test must pass.
+//! (`repro`), rows (`rows`) and tests with side effects (`side_effects`); and the harness the
+//! diagnoses share: their fixture crate (one integration target per kind of flake), a run of
+//! `cargo probtest doctor` with its JSON, and the checks every diagnosis of a flaky test must
+//! pass.
 
 use std::sync::OnceLock;
 
@@ -15,6 +16,7 @@ mod kinds;
 mod patterns;
 pub(crate) mod repro;
 mod rows;
+mod side_effects;
 mod suite;
 
 pub fn fixture() -> &'static Fixture {
@@ -77,6 +79,10 @@ pub fn fixture() -> &'static Fixture {
             )
             .test("xdg", include_str!("../../../fixtures/doctor/xdg.rs"))
             .test("paced", include_str!("../../../fixtures/doctor/paced.rs"))
+            .test(
+                "side_effects",
+                include_str!("../../../fixtures/doctor/side_effects.rs"),
+            )
             .dev_dep("rand = \"0.9\"")
             .dev_dep("libc = \"0.2\"")
             .build();
