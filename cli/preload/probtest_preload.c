@@ -20,6 +20,15 @@
  *     Tick jitter: every read of the wall clock or of the monotonic clocks (CLOCK_MONOTONIC, which
  *     Rust's Instant reads, CLOCK_BOOTTIME, and their coarse and raw variants) returns at least n
  *     ms more than the read before it, as if the process were descheduled between any two reads.
+ *     The monotonic clocks are never pinned: they advance at the kernel's pace plus the jitter,
+ *     so a timer (tokio's, which reads Instant and parks in epoll_wait for the time left) always
+ *     sees its deadline come.
+ * Timed waits until an absolute instant of a changed clock (a futex wait through syscall(), as
+ * std's Condvar::wait_timeout and thread::park_timeout make, and clock_nanosleep with
+ * TIMER_ABSTIME) wait until that instant as the process reads the clock, not as the kernel
+ * does: otherwise a jittered or pinned clock would stretch them to the jitter handed out, or
+ * to the years between the pinned instant and now. glibc's own timed waits
+ * (pthread_cond_timedwait, sem_timedwait) call the kernel directly and are not moved.
  * PROBTEST_DOCTOR_NET=block
  *     connect() and sendto() to an address outside the loopback network fail with ENETUNREACH, as
  *     on a machine without a route; loopback and local sockets work.
@@ -35,8 +44,7 @@
  *
  * An empty variable counts as unset. A malformed one costs one line on stderr naming it and its
  * value, and its axis calls through: a typo must not crash the test it was meant to probe.
- * Other clocks (CLOCK_MONOTONIC, which Rust's Instant reads, the CPU clocks, ...) always call
- * through.
+ * Other clocks (the CPU clocks, ...) always call through, as CLOCK_MONOTONIC does without jitter.
  *
  * Why each entry point:
  * - std's HashMap keys and std::random call the `getrandom` symbol through a weak dynamic
@@ -456,6 +464,8 @@ EXPORT int getentropy(void *buf, size_t len) {
     return next(buf, len);
 }
 
+static int futex_deadline(int op, const struct timespec *timeout, struct timespec *out);
+
 /* Every Linux system call takes at most six register-sized arguments, and glibc's syscall()
  * itself reads six, whatever the caller passed; forwarding six keeps every other call as it
  * was. */
@@ -473,6 +483,12 @@ EXPORT long syscall(long number, ...) {
         struct settings s = settings();
         if (draw_is_seeded(&s, (unsigned int)a3)) {
             return (long)seeded_getrandom(s.seed, (void *)a1, (size_t)a2, (unsigned int)a3);
+        }
+    }
+    if (number == SYS_futex) {
+        struct timespec deadline;
+        if (futex_deadline((int)a2, (const struct timespec *)a4, &deadline)) {
+            return next_syscall()(number, a1, a2, a3, (long)&deadline, a5, a6);
         }
     }
     return next_syscall()(number, a1, a2, a3, a4, a5, a6);
@@ -591,6 +607,128 @@ EXPORT time_t time(time_t *out) {
         *out = now.tv_sec;
     }
     return now.tv_sec;
+}
+
+/* ---------------------------------------------------------------- absolute deadlines */
+
+/* A wait until an absolute instant is measured by the kernel against its own clock, while the
+ * caller computed that instant from its reads of the clock here, which run ahead of the
+ * kernel's by the jitter handed out (or, for the wall clock, elsewhere in time). Unchanged, a
+ * 50 ms timed wait after a thousand jittered reads would last 250 s, and one on a wall clock
+ * pinned years ahead would last years: std's Condvar::wait_timeout and thread::park_timeout
+ * (futex FUTEX_WAIT_BITSET against CLOCK_MONOTONIC), and tokio's timed parks through them,
+ * would hang. So each such deadline is moved to the kernel's clock: the same distance from now
+ * as the caller meant it to be from the clock it read. */
+
+#ifndef FUTEX_WAIT_BITSET
+#define FUTEX_WAIT_BITSET 9
+#endif
+#ifndef FUTEX_LOCK_PI
+#define FUTEX_LOCK_PI 6
+#endif
+#ifndef FUTEX_WAIT_REQUEUE_PI
+#define FUTEX_WAIT_REQUEUE_PI 11
+#endif
+#ifndef FUTEX_LOCK_PI2
+#define FUTEX_LOCK_PI2 13
+#endif
+#ifndef FUTEX_PRIVATE_FLAG
+#define FUTEX_PRIVATE_FLAG 128
+#endif
+#ifndef FUTEX_CLOCK_REALTIME
+#define FUTEX_CLOCK_REALTIME 256
+#endif
+
+/* `a` minus `b`, saturated to what a deadline can be: never before 0 (a deadline already passed
+ * ends the wait at once), never past the largest time_t (a caller's "forever"). */
+static void deadline_minus(const struct timespec *a, int64_t b_sec, int64_t b_nsec,
+                           struct timespec *out) {
+    int64_t sec;
+    int64_t nsec = (int64_t)a->tv_nsec - b_nsec;
+    if (__builtin_sub_overflow((int64_t)a->tv_sec, b_sec, &sec)) {
+        sec = b_sec < 0 ? INT64_MAX : 0;
+        nsec = b_sec < 0 ? NSEC_PER_SEC - 1 : 0;
+    }
+    if (nsec < 0) {
+        nsec += NSEC_PER_SEC;
+        sec = sec == INT64_MIN ? INT64_MIN : sec - 1;
+    } else if (nsec >= NSEC_PER_SEC) {
+        nsec -= NSEC_PER_SEC;
+        if (sec == INT64_MAX) {
+            nsec = NSEC_PER_SEC - 1;
+        } else {
+            sec++;
+        }
+    }
+    if (sec < 0) {
+        sec = 0;
+        nsec = 0;
+    }
+    out->tv_sec = (time_t)sec;
+    out->tv_nsec = (long)nsec;
+}
+
+/* `deadline` on `clock` as the process reads it, moved onto the kernel's clock into `out`; 0
+ * when the process reads that clock as the kernel does, and the deadline stands. Hands out no
+ * tick: a wait is not a read. */
+static int kernel_deadline(clockid_t clock, const struct timespec *deadline,
+                           struct timespec *out) {
+    struct settings s = settings();
+    int64_t jitter = s.tick_ns != 0 ? __atomic_load_n(&jitter_total_ns, __ATOMIC_RELAXED) : 0;
+    int64_t ahead_sec = jitter / NSEC_PER_SEC;
+    int64_t ahead_nsec = jitter % NSEC_PER_SEC;
+    if (is_realtime(clock) && s.timed) {
+        struct timespec seen;
+        struct timespec real;
+        if (shifted_realtime(&s, &seen) != 0 || next_clock_gettime()(CLOCK_REALTIME, &real) != 0) {
+            return 0;
+        }
+        ahead_sec += (int64_t)seen.tv_sec - (int64_t)real.tv_sec;
+        ahead_nsec += (int64_t)seen.tv_nsec - (int64_t)real.tv_nsec;
+    } else if (!is_realtime(clock) && !is_elapsed_clock(clock)) {
+        return 0;
+    }
+    /* Within a second now: deadline_minus borrows or carries one second at most. */
+    ahead_sec += ahead_nsec / NSEC_PER_SEC;
+    ahead_nsec %= NSEC_PER_SEC;
+    if (ahead_nsec < 0) {
+        ahead_nsec += NSEC_PER_SEC;
+        ahead_sec--;
+    }
+    if (ahead_sec == 0 && ahead_nsec == 0) {
+        return 0;
+    }
+    deadline_minus(deadline, ahead_sec, ahead_nsec, out);
+    return 1;
+}
+
+/* The futex operations whose timeout is an absolute instant (FUTEX_WAIT's is relative): on
+ * CLOCK_MONOTONIC, or CLOCK_REALTIME with FUTEX_CLOCK_REALTIME and always for FUTEX_LOCK_PI. */
+static int futex_deadline(int op, const struct timespec *timeout, struct timespec *out) {
+    int command = op & ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
+    if (timeout == NULL || (command != FUTEX_WAIT_BITSET && command != FUTEX_WAIT_REQUEUE_PI &&
+                            command != FUTEX_LOCK_PI && command != FUTEX_LOCK_PI2)) {
+        return 0;
+    }
+    int realtime = command == FUTEX_LOCK_PI || (op & FUTEX_CLOCK_REALTIME) != 0;
+    return kernel_deadline(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, timeout, out);
+}
+
+typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struct timespec *);
+static void *next_clock_nanosleep_slot;
+
+/* A sleep until an instant (std's thread::sleep_until): until that instant as the process reads
+ * the clock. A relative sleep needs nothing. */
+EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec *request,
+                           struct timespec *remain) {
+    clock_nanosleep_fn next =
+        (clock_nanosleep_fn)next_symbol(&next_clock_nanosleep_slot, "clock_nanosleep");
+    struct timespec deadline;
+    if ((flags & TIMER_ABSTIME) != 0 && request != NULL &&
+        kernel_deadline(clock, request, &deadline)) {
+        return next(clock, flags, &deadline, remain);
+    }
+    return next(clock, flags, request, remain);
 }
 
 /* ---------------------------------------------------------------- network */

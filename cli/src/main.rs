@@ -475,6 +475,47 @@ mod tests {
     }
 
     #[test]
+    fn repro_prints_or_runs_under_a_debugger_with_its_arguments() {
+        let Command::Repro(repro) = parsed(&[
+            "cargo-probtest",
+            "repro",
+            "pd1:x",
+            "--debugger",
+            "gdb",
+            "--",
+            "-batch",
+            "-ex",
+            "run",
+        ]) else {
+            panic!("repro");
+        };
+        assert_eq!(repro.debugger, Some(crate::doctor::Debugger::Gdb));
+        assert_eq!(
+            repro.debugger_args,
+            ["-batch", "-ex", "run"].map(OsString::from)
+        );
+        assert!(!repro.print);
+        let Command::Repro(repro) = parsed(&["cargo-probtest", "repro", "pd1:x", "--print"]) else {
+            panic!("repro");
+        };
+        assert!(repro.print && repro.debugger.is_none());
+        for args in [
+            &[
+                "cargo-probtest",
+                "repro",
+                "pd1:x",
+                "--print",
+                "--debugger",
+                "rr",
+            ][..],
+            &["cargo-probtest", "repro", "pd1:x", "--debugger", "ddd"],
+            &["cargo-probtest", "repro", "pd1:x", "--", "-batch"],
+        ] {
+            rejected(args);
+        }
+    }
+
+    #[test]
     fn report_and_merge_take_no_fail_and_report_a_baseline() {
         let Command::Report(report) = parsed(&[
             "cargo-probtest",

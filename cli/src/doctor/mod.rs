@@ -20,6 +20,7 @@ use crate::ui::Ui;
 
 mod axes;
 pub(crate) mod cargo;
+mod debugger;
 mod diagnose;
 mod findings;
 mod fingerprint;
@@ -33,6 +34,7 @@ mod suite;
 
 use axes::{Axis, Cpus};
 use cargo::{Selection, TestBinary};
+pub use debugger::Debugger;
 use diagnose::{Diagnosis, Doctor, Settings};
 use findings::json::DiagnosisJson;
 use fingerprint::Ending;
@@ -126,6 +128,20 @@ pub struct ReproArgs {
     /// names the package.
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
+
+    /// Print the run as one shell line instead (its directory, environment, preload library,
+    /// binary and libtest arguments), to paste under `strace` or a debugger of your own.
+    #[arg(long, conflicts_with = "debugger")]
+    pub print: bool,
+
+    /// Run it under a debugger: `rust-gdb`, `rust-lldb` or `rr record`; the preload library is
+    /// given to the test process alone.
+    #[arg(long, value_enum, value_name = "DEBUGGER")]
+    pub debugger: Option<Debugger>,
+
+    /// More arguments for the debugger, after `--`, before the test's (`-batch -ex run`).
+    #[arg(last = true, value_name = "ARGS", requires = "debugger")]
+    pub debugger_args: Vec<OsString>,
 }
 
 /// A positive number of seconds, for `--timeout`.
@@ -472,6 +488,12 @@ pub fn repro(args: &ReproArgs, ui: &Ui) -> Result<i32, Error> {
     runner::take_signals();
     // Everything in the blob is checked before cargo runs: it is pasted from elsewhere.
     let repro = Repro::decode(&args.blob).map_err(|problem| Error::about("repro", problem))?;
+    // Before the build: a missing debugger is no reason to wait for one.
+    if let Some(debugger) = args.debugger {
+        debugger
+            .check()
+            .map_err(|problem| Error::about("--debugger", problem))?;
+    }
     let selection = Selection {
         manifest_path: args.manifest_path.clone(),
         ..repro.selection()
@@ -509,6 +531,12 @@ pub fn repro(args: &ReproArgs, ui: &Ui) -> Result<i32, Error> {
             format!("cannot make the doctor's scratch directory ({error})"),
         )
     })?;
+    if args.print || args.debugger.is_some() {
+        let debugger = args
+            .debugger
+            .map(|debugger| (debugger, args.debugger_args.as_slice()));
+        return debugger::by_hand(&repro, &runner, debugger);
+    }
     // A stress repro (a race) runs until the first failure, up to its bound.
     let attempts = repro.attempts.unwrap_or(1);
     let mut made = 0;

@@ -5,7 +5,8 @@
 //! tests check that the doctor's variables pin those: one seed, one order; another seed, another
 //! order; no seed, a fresh order each run; the hash keys alone pinned as when every draw is; the
 //! clock starts at the given instant and advances, or stays there when frozen; tick jitter
-//! spaces clock reads; a blocked network refuses outward connections, keeps loopback, and logs
+//! spaces clock reads; timed waits until an instant of a jittered or pinned clock last as long
+//! as they were meant to; a blocked network refuses outward connections, keeps loopback, and logs
 //! what it refused; a malformed value is named on stderr and changes nothing.
 
 use std::collections::hash_map::RandomState;
@@ -38,6 +39,9 @@ const OUTWARD: &str = "192.0.2.1:9";
 /// Set in the probe's process: the `probe` test prints instead of returning at once.
 const PROBE: &str = "PROBTEST_PRELOAD_PROBE";
 
+/// Set in the probe's process: it makes timed waits too ([`timed_waits`]).
+const PROBE_WAITS: &str = "PROBTEST_PRELOAD_PROBE_WAITS";
+
 /// 2029-12-31T23:59:59.5Z, far from any real clock this runs under.
 const INSTANT: &str = "1893455999.5";
 const INSTANT_NANOS: u128 = 1_893_455_999_500_000_000;
@@ -60,6 +64,9 @@ fn probe() {
     println!("probe-order {}", order.join(","));
     println!("probe-hash {hash:016x}");
     println!("probe-elapsed {}", elapsed.as_nanos());
+    if std::env::var_os(PROBE_WAITS).is_some() {
+        timed_waits();
+    }
     // Only where the network is blocked: elsewhere, nothing may answer for a while.
     if std::env::var_os(ENV_NET).is_some() {
         let outward = OUTWARD.parse().expect("an address");
@@ -73,6 +80,39 @@ fn probe() {
         let outcome = TcpStream::connect(local).map_or_else(|e| e.to_string(), |_| "ok".into());
         println!("probe-loopback {outcome}");
     }
+}
+
+/// Timed waits whose deadline is an absolute instant of a clock the library changes, after
+/// enough jittered reads to put that clock 100 s ahead of the kernel's: std's
+/// `thread::park_timeout` and `Condvar::wait_timeout` (a futex wait until an instant of
+/// `CLOCK_MONOTONIC`), and `clock_nanosleep` until an instant of each clock. Each is meant to
+/// last 50 ms.
+#[allow(unsafe_code)]
+fn timed_waits() {
+    for _ in 0..400 {
+        std::hint::black_box(Instant::now());
+    }
+    std::thread::park_timeout(Duration::from_millis(50));
+    let lock = std::sync::Mutex::new(());
+    let guard = lock.lock().expect("a fresh lock");
+    let _ = std::sync::Condvar::new().wait_timeout(guard, Duration::from_millis(50));
+    for clock in [libc::CLOCK_MONOTONIC, libc::CLOCK_REALTIME] {
+        let mut deadline = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a timespec that lives across each call, and no remainder asked for.
+        unsafe {
+            libc::clock_gettime(clock, &mut deadline);
+            deadline.tv_nsec += 50_000_000;
+            if deadline.tv_nsec >= 1_000_000_000 {
+                deadline.tv_nsec -= 1_000_000_000;
+                deadline.tv_sec += 1;
+            }
+            libc::clock_nanosleep(clock, libc::TIMER_ABSTIME, &deadline, std::ptr::null_mut());
+        }
+    }
+    println!("probe-waited yes");
 }
 
 fn nanos_now() -> u128 {
@@ -115,6 +155,12 @@ fn probe_name() -> String {
 
 /// Runs the probe under the library with `env` (and none of the doctor's other variables).
 fn probe_with(env: &[(&str, &str)]) -> Seen {
+    probe_with_timeout(env, Duration::from_secs(300))
+        .unwrap_or_else(|| panic!("the probe did not end within 300 s under {env:?}"))
+}
+
+/// [`probe_with`], killed after `timeout`: `None` then.
+fn probe_with_timeout(env: &[(&str, &str)], timeout: Duration) -> Option<Seen> {
     let exe = std::env::current_exe().expect("the test binary");
     assert_eq!(applies_to(&exe), Ok(()));
     let mut command = Command::new(&exe);
@@ -125,8 +171,21 @@ fn probe_with(env: &[(&str, &str)]) -> Seen {
     for name in ALL_VARIABLES {
         command.env_remove(name);
     }
-    command.envs(env.iter().copied());
-    let output = command.output().expect("the probe runs");
+    command
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().expect("the probe runs");
+    let started = Instant::now();
+    while child.try_wait().expect("the probe is waited for").is_none() {
+        if started.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let output = child.wait_with_output().expect("the probe's output");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(
@@ -143,19 +202,19 @@ fn probe_with(env: &[(&str, &str)]) -> Seen {
             .unwrap_or_else(|| panic!("no {name} in the probe's output:\n{stdout}\n{stderr}"))
             .to_string()
     };
-    Seen {
+    Some(Seen {
         now: field("now").parse().expect("nanoseconds"),
         later: field("later").parse().expect("nanoseconds"),
         order: field("order"),
         hash: field("hash"),
         elapsed: field("elapsed").parse().expect("nanoseconds"),
-        rest: ["outward", "loopback"]
+        rest: ["outward", "loopback", "waited"]
             .into_iter()
             .filter(|name| stdout.contains(&format!("probe-{name} ")))
             .map(|name| format!("{name} {}", field(name)))
             .collect(),
         stderr,
-    }
+    })
 }
 
 /// A fresh path for the library's log.
@@ -200,6 +259,30 @@ fn tick_jitter_spaces_every_clock_read() {
     );
     let plain = probe_with(&[]);
     assert!(plain.elapsed < 250_000_000, "{} ns", plain.elapsed);
+}
+
+#[test]
+fn timed_waits_last_as_long_on_every_changed_clock() {
+    // Each probe's waits come to about 200 ms; before deadlines were moved onto the kernel's
+    // clocks, the jittered ones lasted 100 s each and the pinned wall clock's three years.
+    for env in [
+        &[(ENV_TICK_MS, "250")][..],
+        &[(ENV_TIME, INSTANT), (ENV_TICK_MS, "250")],
+        &[(ENV_TIME, INSTANT)],
+        &[(ENV_TIME, INSTANT), (ENV_TIME_FROZEN, "1")],
+        &[(ENV_TIME, "1623760230.5")],
+    ] {
+        let env: Vec<(&str, &str)> = env.iter().copied().chain([(PROBE_WAITS, "1")]).collect();
+        let started = Instant::now();
+        let seen = probe_with_timeout(&env, Duration::from_secs(20));
+        let took = started.elapsed();
+        assert!(
+            seen.as_ref()
+                .is_some_and(|seen| seen.rest.contains(&"waited yes".to_string())),
+            "the probe's timed waits did not end within 20 s under {env:?}"
+        );
+        assert!(took < Duration::from_secs(10), "{took:?} under {env:?}");
+    }
 }
 
 #[test]

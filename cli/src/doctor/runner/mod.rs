@@ -25,8 +25,8 @@ mod process;
 mod stress;
 
 pub use cleanup::{take_signals, Scratch};
-pub use stress::first_cpu;
-use stress::{pin_to_one_cpu, Placement, Stress};
+pub use stress::{first_cpu, pin_to_one_cpu};
+use stress::{Placement, Stress};
 
 /// The XDG base directories and their defaults under `HOME`.
 const XDG_DIRS: [(&str, &str); 4] = [
@@ -289,6 +289,28 @@ impl Runner {
 
     /// The command of one run of `plan`, its files in `dir`.
     fn command(&self, plan: &Plan, dir: &Path) -> Command {
+        let mut command = self.test_command(plan, dir);
+        if self.logs {
+            command.arg("--logfile").arg(dir.join("libtest.log"));
+        }
+        if plan.perturbation.cpus == Some(Cpus::One) {
+            pin_to_one_cpu(&mut command);
+        }
+        command
+    }
+
+    /// The run of `plan` as a user would make it by hand, its files in `dir`: the doctor's
+    /// command without its log, with the tests' output shown. Its CPUs are left as they are
+    /// (a caller pins them, with `taskset` or on the debugger); whether its environment is
+    /// cleared first is `plan.perturbation.scrubbed_env`.
+    pub fn user_command(&self, plan: &Plan, dir: &Path) -> Command {
+        let mut command = self.test_command(plan, dir);
+        command.arg("--nocapture");
+        command
+    }
+
+    /// What every run of `plan` is given.
+    fn test_command(&self, plan: &Plan, dir: &Path) -> Command {
         let mut command = Command::new(&self.binary.path);
         if plan.perturbation.scrubbed_env {
             let kept: Vec<(String, std::ffi::OsString)> = crate::doctor::axes::KEPT_VARIABLES
@@ -300,9 +322,6 @@ impl Runner {
         command.arg("--exact").args(&plan.tests);
         if let Some(threads) = plan.threads {
             command.arg(format!("--test-threads={threads}"));
-        }
-        if self.logs {
-            command.arg("--logfile").arg(dir.join("libtest.log"));
         }
         command
             .current_dir(&self.binary.manifest_dir)
@@ -336,9 +355,6 @@ impl Runner {
         }
         for (name, value) in plan.perturbation.env() {
             command.env(name, value);
-        }
-        if plan.perturbation.cpus == Some(Cpus::One) {
-            pin_to_one_cpu(&mut command);
         }
         if plan.perturbation.fresh_home {
             let home = dir.join("home");

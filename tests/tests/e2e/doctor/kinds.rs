@@ -8,9 +8,11 @@
 //! cannot preload one, their tests are skipped with a message, and fail instead under `CI=true`.
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use super::{
-    assert_flaky, assert_shape, doctor, doctor_alone, fixture, preload_unavailable, Diagnosis,
+    assert_flaky, assert_shape, doctor, doctor_alone, doctor_within, fixture, preload_unavailable,
+    run_repro, Diagnosis,
 };
 use crate::support::{self, unavailable};
 use serde_json::Value;
@@ -362,4 +364,105 @@ fn a_repro_code_that_cannot_be_read_is_refused_in_one_line() {
     let lines: Vec<&str> = output.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{output}");
     assert!(lines[0].starts_with("error:"), "{output}");
+}
+
+#[test]
+fn a_ttl_cache_in_async_code_is_diagnosed_as_time_by_tick_jitter() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("jittering a test's clocks", why);
+        return;
+    }
+    // Bounded: under a jittered clock, the awaited fetch's sleep must still end.
+    let diagnosis = doctor_within(
+        "cached_token_victim",
+        "async_clock",
+        10,
+        &[],
+        Duration::from_secs(900),
+    );
+    assert_flaky(&diagnosis, "cached_token_victim", "flaky-time", None);
+    let report = &diagnosis.report;
+    assert_eq!(report["headline"], "assumes it runs fast", "{report:#}");
+    let repro = &report["repro"];
+    assert!(
+        repro["runs"].as_u64().is_some_and(|runs| runs >= 5),
+        "{report:#}"
+    );
+    // Two more runs of its command than `assert_flaky` makes: five of five fail.
+    let command = repro["command"].as_str().expect("a repro command");
+    for attempt in 4..=5 {
+        let rerun = run_repro(command);
+        rerun.assert_code(101);
+        assert!(
+            rerun
+                .stdout
+                .contains("REPRODUCED: cached_token_victim failed"),
+            "attempt {attempt}{rerun}"
+        );
+    }
+}
+
+/// Diagnoses `test` of the async clock fixture on the time axis alone, within a bound: every
+/// run under every pinned instant and under tick jitter ends, and passes.
+#[track_caller]
+fn assert_ends_under_every_clock(test: &str) {
+    let diagnosis = doctor_within(
+        test,
+        "async_clock",
+        3,
+        &["--axes", "time", "--timeout", "10"],
+        Duration::from_secs(600),
+    );
+    let Diagnosis { output, report } = &diagnosis;
+    let context = format!("{report:#}{output}");
+    assert_eq!(report["verdict"], "not-flaky", "{context}");
+    output.assert_code(1);
+    let evidence = report["evidence"].as_array().expect("evidence");
+    let jitter = evidence.iter().any(|entry| {
+        entry["label"]
+            .as_str()
+            .is_some_and(|label| label.contains("tick jitter"))
+            && entry["runs"].as_u64().is_some_and(|runs| runs > 0)
+    });
+    assert!(jitter, "no run under tick jitter: {context}");
+    for entry in evidence {
+        assert_eq!(entry["failed"], 0, "{entry}: {context}");
+    }
+}
+
+#[test]
+fn awaited_sleeps_end_under_every_clock_on_the_current_thread_runtime() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("pinning and jittering a test's clocks", why);
+        return;
+    }
+    assert_ends_under_every_clock("current_thread_sleeps_and_times_out");
+}
+
+#[test]
+fn awaited_sleeps_end_under_every_clock_on_the_multi_thread_runtime() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("pinning and jittering a test's clocks", why);
+        return;
+    }
+    assert_ends_under_every_clock("multi_thread_sleeps_and_times_out");
+}
+
+#[test]
+fn a_blocking_workers_timed_wait_ends_under_every_clock() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("pinning and jittering a test's clocks", why);
+        return;
+    }
+    assert_ends_under_every_clock("a_blocking_worker_waits_with_a_timeout");
+}
+
+#[test]
+fn async_probtest_rows_end_under_every_clock() {
+    if let Some(why) = preload_unavailable() {
+        unavailable("pinning and jittering a test's clocks", why);
+        return;
+    }
+    assert_ends_under_every_clock("async_sleeps");
+    assert_ends_under_every_clock("async_sleeps_timed");
 }

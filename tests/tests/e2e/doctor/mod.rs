@@ -6,6 +6,7 @@
 //! pass.
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -83,6 +84,11 @@ pub fn fixture() -> &'static Fixture {
                 "side_effects",
                 include_str!("../../../fixtures/doctor/side_effects.rs"),
             )
+            .test(
+                "async_clock",
+                include_str!("../../../fixtures/doctor/async_clock.rs"),
+            )
+            .tokio_features(&["time", "rt-multi-thread"])
             .dev_dep("rand = \"0.9\"")
             .dev_dep("libc = \"0.2\"")
             .build();
@@ -121,8 +127,30 @@ pub fn doctor_alone(test: &str, target: &str, runs: u32, extra: &[&str]) -> Diag
 }
 
 pub fn run_doctor(test: &str, target: &str, runs: u32, extra: &[&str]) -> Diagnosis {
+    run_doctor_within(test, target, runs, extra, None)
+}
+
+/// [`doctor`] killed past `bound`, failing the test that ran it: for a diagnosis that must end.
+pub fn doctor_within(
+    test: &str,
+    target: &str,
+    runs: u32,
+    extra: &[&str],
+    bound: Duration,
+) -> Diagnosis {
+    run_doctor_within(test, target, runs, extra, Some(bound))
+}
+
+fn run_doctor_within(
+    test: &str,
+    target: &str,
+    runs: u32,
+    extra: &[&str],
+    bound: Option<Duration>,
+) -> Diagnosis {
     let fixture = fixture();
-    let relative = format!("out/{target}.json");
+    // A file per test: doctors of one target's tests run side by side.
+    let relative = format!("out/{target}/{}.json", test.replace("::", "-"));
     fixture.remove(&relative);
     let path = fixture.path(&relative);
     std::fs::create_dir_all(path.parent().expect("a parent")).expect("the output directory");
@@ -131,7 +159,12 @@ pub fn run_doctor(test: &str, target: &str, runs: u32, extra: &[&str]) -> Diagno
         test, "--test", target, "--runs", &runs, "--json", &path_text,
     ];
     args.extend_from_slice(extra);
-    let output = fixture.probtest("doctor", &args, &[]).run();
+    let run = fixture.probtest("doctor", &args, &[]);
+    let output = match bound {
+        Some(bound) => run.within(bound),
+        None => run,
+    }
+    .run();
     let report = if path.exists() {
         support::read_json(&path)
     } else {

@@ -3,7 +3,9 @@
 //! or target name, a path as a time zone, a clock the preload library cannot pin, a seed out of
 //! range, an unknown target kind, the older shape whose `select` went onto cargo's command line)
 //! is refused in one stderr line naming what is wrong, with exit code 2, before cargo runs: the
-//! files the attack would have written are not there. A well-formed blob runs its test.
+//! files the attack would have written are not there. A well-formed blob runs its test; with
+//! `--print` it is one shell line that fails the test as the blob does, and with `--debugger`
+//! it runs under gdb, or says in one line that the debugger is not there.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -24,6 +26,17 @@ fn passes() {
 #[test]
 fn fails() {
     assert_eq!(2 + 2, 5, "arithmetic is off");
+}
+
+/// Fails only where the wall clock reads 2026-03-10 12:35 UTC, as the doctor's preload library
+/// pins it.
+#[test]
+fn fails_at_the_pinned_instant() {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    assert!(now.abs_diff(1_773_146_100) > 3600, "the clock reads the pinned instant");
 }
 "#;
 
@@ -388,4 +401,106 @@ fn a_well_formed_blob_runs_its_test() {
         output.stdout.contains("DID NOT REPRODUCE: passes passed"),
         "{output}"
     );
+}
+
+/// A blob of `fails_at_the_pinned_instant` under the clock it fails at, where the preload
+/// library can pin it; else of `fails`. With the text its failure says.
+fn pinned_blob() -> (String, &'static str) {
+    if cfg!(target_os = "linux") {
+        let mut pinned = payload("fails_at_the_pinned_instant");
+        pinned["axis"] = json!("time");
+        pinned["perturbation"]["clock"] = json!({"at": 1_773_146_100.0, "frozen": false});
+        pinned["perturbation"]["tz"] = json!("UTC");
+        (blob(&pinned), "the clock reads the pinned instant")
+    } else {
+        (blob(&payload("fails")), "arithmetic is off")
+    }
+}
+
+#[test]
+fn print_writes_one_shell_line_that_fails_the_test_as_the_blob_does() {
+    let (blob, failure) = pinned_blob();
+    let output = fixture().probtest("repro", &[&blob, "--print"], &[]).run();
+    output.assert_code(0);
+    let lines: Vec<&str> = output.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "not one line{output}");
+    let line = lines[0];
+    assert!(line.starts_with("cd "), "{output}");
+    assert!(
+        line.contains(" --exact fails") && line.ends_with(" --test-threads=1 --nocapture"),
+        "{output}"
+    );
+    if cfg!(target_os = "linux") {
+        assert!(
+            line.contains(" LD_PRELOAD=") && line.contains(" PROBTEST_DOCTOR_TIME=1773146100.000 "),
+            "{output}"
+        );
+        assert!(
+            output.stderr.contains("note: the preload library is "),
+            "{output}"
+        );
+    }
+    // Pasted into a shell, from elsewhere: it fails as the blob's run does, libtest's 101.
+    let ran = std::process::Command::new("sh")
+        .args(["-c", line])
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("sh runs");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert_eq!(ran.status.code(), Some(101), "{line}\n{printed}");
+    assert!(printed.contains(failure), "{line}\n{printed}");
+}
+
+#[test]
+fn a_debugger_that_is_not_on_path_is_named_in_one_line_before_the_build() {
+    let empty = scratch("no-debugger");
+    let output = fixture()
+        .probtest(
+            "repro",
+            &[&blob(&payload("fails")), "--debugger", "gdb"],
+            &[],
+        )
+        .env("PATH", empty.display().to_string())
+        .run();
+    output.assert_code(2);
+    let lines: Vec<&str> = output.stderr.lines().collect();
+    assert_eq!(
+        lines,
+        ["error: --debugger: rust-gdb not found on PATH"],
+        "{output}"
+    );
+}
+
+/// Whether `program` is an executable file on this process's `PATH`.
+fn on_path(program: &str) -> bool {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|dir| std::fs::metadata(dir.join(program)).is_ok_and(|meta| meta.is_file()))
+}
+
+#[test]
+fn the_debugger_runs_the_test_with_the_preload_library_in_the_test_process() {
+    if !(on_path("rust-gdb") && on_path("gdb")) {
+        // Not `unavailable`: CI installs no debugger, and that is no failure there.
+        eprintln!("skipped: running a repro under gdb: rust-gdb or gdb is not on PATH");
+        return;
+    }
+    let (blob, failure) = pinned_blob();
+    let output = fixture()
+        .probtest(
+            "repro",
+            &[&blob, "--debugger", "gdb", "--", "-batch", "-ex", "run"],
+            &[],
+        )
+        .within(std::time::Duration::from_secs(600))
+        .run();
+    // gdb's own exit status: its batch commands ran.
+    output.assert_code(0);
+    let printed = format!("{}{}", output.stdout, output.stderr);
+    assert!(printed.contains(failure), "{output}");
+    // libtest's 101, as gdb says it, in octal.
+    assert!(printed.contains("exited with code 0145"), "{output}");
 }

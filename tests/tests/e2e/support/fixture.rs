@@ -21,6 +21,8 @@ pub struct FixtureBuilder {
     name: String,
     metadata: Option<String>,
     dev_deps: Vec<String>,
+    /// tokio's features beyond `rt` and `macros`, which every fixture has.
+    tokio_features: Vec<String>,
     files: Vec<(String, String)>,
 }
 
@@ -32,6 +34,7 @@ impl Fixture {
             name: name.to_string(),
             metadata: None,
             dev_deps: Vec::new(),
+            tokio_features: Vec::new(),
             files: Vec::new(),
         }
     }
@@ -159,12 +162,29 @@ impl FixtureBuilder {
         self
     }
 
+    /// Adds tokio's `features` (`time`, `rt-multi-thread`) to the `rt` and `macros` every
+    /// fixture's tokio has.
+    pub fn tokio_features(mut self, features: &[&str]) -> Self {
+        self.tokio_features
+            .extend(features.iter().map(|feature| feature.to_string()));
+        self
+    }
+
     /// Writes the crate. Files whose content is unchanged are left alone, so that cargo does
     /// not rebuild a fixture that did not change since the last run of the suite.
     pub fn build(self) -> Fixture {
         let dir = e2e_root().join(&self.name);
         let mut manifest = package_manifest(&format!("pt-{}", self.name));
-        manifest.push_str("tokio = { version = \"1\", features = [\"rt\", \"macros\"] }\n");
+        let features: Vec<String> = ["rt", "macros"]
+            .into_iter()
+            .map(str::to_string)
+            .chain(self.tokio_features.iter().cloned())
+            .map(|feature| format!("{feature:?}"))
+            .collect();
+        manifest.push_str(&format!(
+            "tokio = {{ version = \"1\", features = [{}] }}\n",
+            features.join(", ")
+        ));
         for line in &self.dev_deps {
             manifest.push_str(line);
             manifest.push('\n');
