@@ -28,11 +28,12 @@ pub mod preload;
 mod prior;
 mod repro;
 mod runner;
+mod split;
 mod suite;
 
 use axes::{Axis, Cpus};
 use cargo::{Selection, TestBinary};
-use diagnose::{Diagnosis, Doctor, Settings};
+use diagnose::{Diagnosis, Settings};
 use findings::json::DiagnosisJson;
 use fingerprint::Ending;
 use repro::Repro;
@@ -142,7 +143,7 @@ fn preload_for(binary: &TestBinary) -> Result<PathBuf, String> {
 /// Whether `-q` silences the doctor's progress, set once before it starts.
 static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-fn progress(text: &str) {
+pub(crate) fn progress(text: &str) {
     if QUIET.load(std::sync::atomic::Ordering::Relaxed) {
         return;
     }
@@ -178,6 +179,8 @@ pub fn doctor(args: &DoctorArgs, ui: &Ui) -> Result<i32, Error> {
     let started = Instant::now();
     let deadline = started + settings.budget;
     let binaries = cargo::build(&selection, ui)?;
+    // Each row's diagnosis is saved beside the report it came from, for the report's tags.
+    let mut beside: Vec<(Option<PathBuf>, usize)> = Vec::new();
     let diagnoses: Vec<(Diagnosis, DiagnosisJson)> = match &args.test {
         Some(test) => {
             let (binary, tests, victim) = cargo::find_test_or_row(&binaries, test)?;
@@ -194,6 +197,7 @@ pub fn doctor(args: &DoctorArgs, ui: &Ui) -> Result<i32, Error> {
             let (diagnosis, json, text) =
                 diagnose_one(&binary, &tests, (&victim, row), &settings, args.timeout);
             print(&text);
+            beside.push((prior::report_path(&binary, args.report.as_deref()), 0));
             vec![(diagnosis, json)]
         }
         None => {
@@ -214,6 +218,10 @@ pub fn doctor(args: &DoctorArgs, ui: &Ui) -> Result<i32, Error> {
                     runs: settings.runs,
                     axes: settings.axes.clone(),
                 };
+                beside.push((
+                    prior::report_path(&target.binary, args.report.as_deref()),
+                    index,
+                ));
                 let (diagnosis, json, text) = diagnose_one(
                     &target.binary,
                     &target.tests,
@@ -234,6 +242,11 @@ pub fn doctor(args: &DoctorArgs, ui: &Ui) -> Result<i32, Error> {
         }
     };
     let jsons: Vec<DiagnosisJson> = diagnoses.iter().map(|(_, json)| json.clone()).collect();
+    for (report, index) in beside {
+        if let (Some(report), Some(json)) = (report, jsons.get(index)) {
+            split::save_beside(&report, json);
+        }
+    }
     if let Some(path) = &args.json {
         let text = match (&args.test, jsons.as_slice()) {
             (Some(_), [one]) => findings::json::write(one),
@@ -321,7 +334,7 @@ fn diagnose_one(
         timeout,
         deadline: started + settings.budget,
     };
-    let runner = match Runner::new(setup) {
+    let mut runner = match Runner::new(setup) {
         Ok(runner) => runner,
         Err(error) => {
             let diagnosis = Diagnosis::cannot_run(format!(
@@ -337,13 +350,25 @@ fn diagnose_one(
                 seconds: started.elapsed().as_secs_f64(),
                 command: None,
                 plain: None,
+                split: None,
             };
             let (json, text) = (findings.to_json(), findings.text());
             return (diagnosis, json, text);
         }
     };
-    let diagnosis = Doctor::new(&runner, settings, tests, warnings).diagnose();
-    let (command, plain) = commands(binary, victim, &diagnosis);
+    let (diagnosis, split) = split::diagnose(&mut runner, settings, tests, warnings);
+    // A row's harness is diagnosed through the run item whose answers it replays.
+    let victim = runner.victim.as_str();
+    let (mut command, mut plain) = commands(binary, victim, &diagnosis);
+    if let Some(split) = split
+        .as_ref()
+        .filter(|split| split.harness_verdict.is_some())
+    {
+        // The repro replays the answers the doctor recorded: no model call.
+        let prefix = split::replay_prefix(split);
+        command = command.map(|command| format!("{prefix}{command}"));
+        plain = plain.map(|plain| format!("{prefix}{plain}"));
+    }
     let findings = findings::Findings {
         test: victim,
         row: row_case.as_deref(),
@@ -353,6 +378,7 @@ fn diagnose_one(
         seconds: started.elapsed().as_secs_f64(),
         command,
         plain,
+        split: split.as_ref(),
     };
     let (json, text) = (findings.to_json(), findings.text());
     (diagnosis, json, text)

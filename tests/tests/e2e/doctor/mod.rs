@@ -15,6 +15,7 @@ mod kinds;
 mod patterns;
 pub(crate) mod repro;
 mod rows;
+mod split;
 mod suite;
 
 pub fn fixture() -> &'static Fixture {
