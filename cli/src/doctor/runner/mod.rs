@@ -67,7 +67,11 @@ fn records_of(path: &Path, case: &str) -> Option<Vec<RunRecord>> {
             Some(RunRecord {
                 run: u32::try_from(record["run"].as_u64()?).ok()?,
                 outcome: record["outcome"].as_str()?.to_string(),
-                message: record["message"].as_str().map(str::to_string),
+                // An errored run's words are its `error`.
+                message: record["message"]
+                    .as_str()
+                    .or(record["error"].as_str())
+                    .map(str::to_string),
             })
         })
         .collect();

@@ -1,8 +1,8 @@
 //! End-to-end: `cargo probtest doctor` splits a row's failures between the model's answers and
 //! the harness around them, by recording each run's answers with `probtest::cached` and
 //! replaying them: a row whose failures are all the model's (`model`, each failing answer
-//! shown), one whose harness flakes on the clock with a model that always answers right
-//! (`harness: time`, with a repro that fails n/n), one with both (the counts), and one whose
+//! shown), one whose harness flakes on hash order with a model that always answers right
+//! (`harness: entropy`, with a repro that fails n/n), one with both (the counts), and one whose
 //! cassette misses its key under replay (no verdict from the replay, the key and file named).
 //! The fixture's model logs every call: replays make none.
 
@@ -141,7 +141,7 @@ fn a_row_whose_failures_are_the_models_answers_is_model_with_each_answer_shown()
 #[test]
 fn a_harness_that_flakes_with_right_answers_is_the_harnesss_with_its_axis_and_repro() {
     if let Some(why) = super::preload_unavailable() {
-        support::unavailable("the doctor's time axis", why);
+        support::unavailable("the doctor's entropy axis", why);
         return;
     }
     let Split {
@@ -149,13 +149,13 @@ fn a_harness_that_flakes_with_right_answers_is_the_harnesss_with_its_axis_and_re
         json,
         calls,
         seconds,
-    } = doctor("harness", 5, &["--axes", "time"]);
+    } = doctor("harness", 5, &["--axes", "entropy"]);
     let context = format!("{json:#}{output}");
     output.assert_code(0);
     let split = &json["split"];
     assert_eq!(split["verdict"], "harness", "{context}");
-    assert_eq!(split["tag"], "harness: time", "{context}");
-    assert_eq!(json["verdict"], "flaky-time", "{context}");
+    assert_eq!(split["tag"], "harness: entropy", "{context}");
+    assert_eq!(json["verdict"], "flaky-entropy", "{context}");
     assert_eq!(split["model"], 0, "{context}");
     assert_eq!(split["harness"], split["failed"], "{context}");
     assert_eq!(split["harness_flakes"], true, "{context}");
@@ -181,12 +181,26 @@ fn a_harness_that_flakes_with_right_answers_is_the_harnesss_with_its_axis_and_re
     );
     assert_eq!(calls.len(), 12, "{calls:#?}{context}");
     assert!(seconds < 120.0, "{seconds:.1} s{context}");
+    // The repro, with the variables it names: it fails, and calls no model.
+    let (prefix, blob) = command
+        .split_once(" cargo probtest repro ")
+        .expect("a repro command");
+    let mut repro = fixture().probtest("repro", &[blob], &[]);
+    for pair in prefix.split_whitespace() {
+        let (name, value) = pair.split_once('=').expect("NAME=value");
+        repro = repro.env(name, value.trim_matches('\''));
+    }
+    let log = fixture().path("out/harness.calls");
+    let rerun = repro.env("PT_LOG", log.to_string_lossy()).run();
+    rerun.assert_code(101);
+    assert!(rerun.stdout.contains("REPRODUCED"), "{rerun}");
+    assert_eq!(fixture().read_lines("out/harness.calls").len(), 12, "{rerun}");
 }
 
 #[test]
 fn a_row_that_fails_both_ways_counts_each_side() {
     if let Some(why) = super::preload_unavailable() {
-        support::unavailable("the doctor's time axis", why);
+        support::unavailable("the doctor's entropy axis", why);
         return;
     }
     let Split {
@@ -194,7 +208,7 @@ fn a_row_that_fails_both_ways_counts_each_side() {
         json,
         calls,
         seconds,
-    } = doctor("both", 10, &["--axes", "time"]);
+    } = doctor("both", 10, &["--axes", "entropy"]);
     let context = format!("{json:#}{output}");
     output.assert_code(0);
     let split = &json["split"];
@@ -208,7 +222,7 @@ fn a_row_that_fails_both_ways_counts_each_side() {
     );
     assert_eq!(failed, 6 + harness, "{context}");
     assert_eq!(split["verdict"], "both", "{context}");
-    assert_eq!(split["tag"], "model + harness: time", "{context}");
+    assert_eq!(split["tag"], "model + harness: entropy", "{context}");
     assert_eq!(
         split["answers"].as_array().map(Vec::len),
         Some(6),
