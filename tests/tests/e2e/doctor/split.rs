@@ -82,12 +82,19 @@ fn doctor(row: &str, runs: u32, extra: &[&str]) -> Split {
 
 #[test]
 fn a_row_whose_failures_are_the_models_answers_is_model_with_each_answer_shown() {
+    // The user's run writes the report the doctor's diagnosis is saved beside.
+    let fixture = fixture();
+    fixture
+        .cargo_test(&["--test", "model"])
+        .env("PROB_JSON", "reports/model.json")
+        .run();
+    fixture.remove("reports/model.doctor.json");
     let Split {
         output,
         json,
         calls,
         ..
-    } = doctor("model", 5, &[]);
+    } = doctor("model", 5, &["--report", "reports/model.json"]);
     let context = format!("{json:#}{output}");
     output.assert_code(0);
     let split = &json["split"];
@@ -124,18 +131,34 @@ fn a_row_whose_failures_are_the_models_answers_is_model_with_each_answer_shown()
     );
     // The record's 12 calls, and none from the replays.
     assert_eq!(calls.len(), 12, "{calls:#?}{context}");
-    // Saved beside the report, for its tags.
-    let saved = support::read_json(&fixture().path("reports/evals.doctor.json"));
-    let rows: Vec<&Value> = saved["diagnoses"]
-        .as_array()
-        .expect("diagnoses")
-        .iter()
-        .collect();
+    // Saved beside the report, where the report's Markdown and HTML find it.
+    let saved = support::read_json(&fixture.path("reports/model.doctor.json"));
+    assert_eq!(saved["diagnoses"][0]["row"], "model", "{saved:#}");
+    let rendered = fixture
+        .probtest(
+            "report",
+            &[
+                "--json",
+                "reports/model.json",
+                "--markdown",
+                "out/model.md",
+                "--html",
+                "out/model.html",
+                "--no-fail",
+            ],
+            &[],
+        )
+        .run();
+    rendered.assert_code(0);
+    let markdown = std::fs::read_to_string(fixture.path("out/model.md")).expect("the Markdown");
     assert!(
-        rows.iter()
-            .any(|diagnosis| diagnosis["row"] == "model" && diagnosis["split"]["tag"] == "model"),
-        "{saved:#}"
+        markdown.lines().any(|line| line.starts_with("model |")
+            && line.contains("FLAKY")
+            && line.contains("doctor: model")),
+        "{markdown}"
     );
+    let html = std::fs::read_to_string(fixture.path("out/model.html")).expect("the page");
+    assert!(html.contains(">model</span>"), "{rendered}");
 }
 
 #[test]
@@ -194,7 +217,11 @@ fn a_harness_that_flakes_with_right_answers_is_the_harnesss_with_its_axis_and_re
     let rerun = repro.env("PT_LOG", log.to_string_lossy()).run();
     rerun.assert_code(101);
     assert!(rerun.stdout.contains("REPRODUCED"), "{rerun}");
-    assert_eq!(fixture().read_lines("out/harness.calls").len(), 12, "{rerun}");
+    assert_eq!(
+        fixture().read_lines("out/harness.calls").len(),
+        12,
+        "{rerun}"
+    );
 }
 
 #[test]
