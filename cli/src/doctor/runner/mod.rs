@@ -200,6 +200,13 @@ impl Runner {
         })
     }
 
+    /// Whether the runs replay recorded answers (`PROB_CACHE=replay`): no model is called.
+    pub fn replaying(&self) -> bool {
+        self.env
+            .iter()
+            .any(|(name, value)| *name == table::CACHE.variable && value == "replay")
+    }
+
     /// Gives every run from now on `env` too (none: the runs' own environment).
     pub fn set_env(&mut self, env: Vec<(&'static str, std::ffi::OsString)>) {
         self.env = env;

@@ -27,6 +27,9 @@ use crate::doctor::runner::{Plan, RunRecord, Runner};
 
 mod answers;
 
+/// The most recordings of the row made to see a failure.
+const RECORDINGS: usize = 3;
+
 /// The fewest replays of one run.
 const FEWEST_REPLAYS: usize = 10;
 
@@ -110,7 +113,10 @@ impl Split {
         if let Some(problem) = &self.problem {
             return format!("The replay of the recorded answers could not be trusted, so nothing is concluded from it: {problem}");
         }
-        let failed = self.recorded.1;
+        let (runs, failed) = self.recorded;
+        if failed == 0 && !self.harness_flakes() {
+            return format!("None of the {runs} recorded runs failed, and a passing run's answers passed every replay: nothing to split");
+        }
         let model = self.model.len();
         let harness = self.harness.len();
         let what = self
@@ -263,7 +269,23 @@ pub fn diagnose(
         row.case,
         row.items.len()
     ));
-    let records = match runner.run_row() {
+    // A row that fails rarely may pass every run of one recording: a few more are cheap, one
+    // process each, and a failure is what there is to split.
+    let mut recording = runner.run_row();
+    for _ in 1..RECORDINGS {
+        let failed = recording.as_ref().is_ok_and(|records| {
+            records
+                .iter()
+                .any(|record| matches!(record.outcome.as_str(), "fail" | "error"))
+        });
+        if failed || recording.is_err() || runner.out_of_time() {
+            break;
+        }
+        progress("no run failed: recording the row again");
+        let _ = std::fs::remove_dir_all(&cassette);
+        recording = runner.run_row();
+    }
+    let records = match recording {
         Ok(records) => records,
         Err(why) => {
             runner.set_env(Vec::new());
@@ -424,6 +446,10 @@ pub fn diagnose(
             };
             let mut diagnosis = Doctor::new(runner, &harness_settings, tests, warnings).diagnose();
             split.harness_verdict = Some(diagnosis.verdict.clone());
+            for row in &mut diagnosis.evidence {
+                // Its baseline was sized from the replays, not from the user's report.
+                row.note = row.note.replace("the report's", "the replays'");
+            }
             diagnosis.explanation = format!(
                 "{}. Under replay of its recorded answers (no model call): {}",
                 split.sentence(),
@@ -471,8 +497,13 @@ fn model_diagnosis(split: &Split, evidence: Vec<Evidence>, warnings: Vec<String>
         claim: Some("observed"),
         headline: "the failures are the model's answers".into(),
         explanation: format!(
-            "{}: each of the {failed} failing runs of {runs} failed every replay of its own recorded answers ({} replays each, no model call){passing}. The row's variation is the model's, which its pass rate and gate measure; the answers that failed are listed under ANSWERS.",
+            "{}: {} of {runs} failed every replay of its own recorded answers ({} replays each, no model call){passing}. The row's variation is the model's, which its pass rate and gate measure; the answers that failed are listed under ANSWERS.",
             split.sentence(),
+            if failed == 1 {
+                "the one failing run".to_string()
+            } else {
+                format!("each of the {failed} failing runs")
+            },
             split.replays
         ),
         evidence,
