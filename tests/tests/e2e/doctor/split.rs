@@ -202,7 +202,11 @@ fn a_harness_that_flakes_with_right_answers_is_the_harnesss_with_its_axis_and_re
             .is_some_and(|test| test.starts_with("bench_harness::")),
         "{context}"
     );
-    assert_eq!(calls.len(), 12, "{calls:#?}{context}");
+    // A recording in which no run failed is made again, up to three times.
+    assert!(
+        !calls.is_empty() && calls.len() % 12 == 0 && calls.len() <= 36,
+        "{calls:#?}{context}"
+    );
     assert!(seconds < 120.0, "{seconds:.1} s{context}");
     // The repro, with the variables it names: it fails, and calls no model.
     let (prefix, blob) = command
@@ -219,7 +223,7 @@ fn a_harness_that_flakes_with_right_answers_is_the_harnesss_with_its_axis_and_re
     assert!(rerun.stdout.contains("REPRODUCED"), "{rerun}");
     assert_eq!(
         fixture().read_lines("out/harness.calls").len(),
-        12,
+        calls.len(),
         "{rerun}"
     );
 }
