@@ -36,6 +36,8 @@ pub struct Outputs {
     pub summary: Option<Option<String>>,
     /// Whether the summary is colored; `None`: as stdout wants it.
     pub color: Option<bool>,
+    /// The doctor's split of each row it diagnosed, for the Markdown and HTML reports.
+    pub diagnosed: crate::export::Diagnosed,
 }
 
 impl Outputs {
@@ -88,6 +90,7 @@ impl Outputs {
             unwritable,
             summary,
             color,
+            diagnosed,
         } = self;
         let mut reporter = Reporter::new();
         if let Some(file) = json {
@@ -100,13 +103,13 @@ impl Outputs {
             reporter = reporter.sink(StepSummary(path));
         }
         if let Some(file) = markdown {
-            reporter = reporter.sink(Markdown(file));
+            reporter = reporter.sink(Markdown(file, diagnosed.clone()));
         }
         if let Some(file) = junit {
             reporter = reporter.sink(Junit(file));
         }
         if let Some((file, source)) = html {
-            reporter = reporter.sink(Html::new(file, source));
+            reporter = reporter.sink(Html::new(file, source).diagnosed(diagnosed));
         }
         if let Some(report_line) = summary {
             let summary = Summary::naming(report_line);

@@ -127,7 +127,13 @@ pub fn report(args: &ReportArgs, ui: &Ui) -> Result<i32, Error> {
     let source = sessions_dir
         .as_ref()
         .map(|(dir, key)| SessionSource::of(dir, key));
-    outputs(args, source, ui).write(&report)?;
+    let target = target::target_dir(&options).ok();
+    let diagnosed = diagnosed(args.json.as_deref(), target.as_deref());
+    Outputs {
+        diagnosed,
+        ..outputs(args, source, ui)
+    }
+    .write(&report)?;
     Ok(exit_code(&report, args.no_fail))
 }
 
@@ -180,6 +186,49 @@ fn compare_with(
         report.exit_status = report.exit_status.max(before);
     }
     Ok(())
+}
+
+/// The doctor's split of each row it diagnosed, read from its files beside the report:
+/// beside `json` when a report file is rendered, else beside the reports the target
+/// directory's `probtest/` holds (where a package's report goes by default). A file that does
+/// not read is said in one line, and its splits are left out.
+fn diagnosed(json: Option<&Path>, target: Option<&Path>) -> crate::export::Diagnosed {
+    let files: Vec<PathBuf> = match (json, target) {
+        (Some(json), _) => vec![probtest::__cli::doctor_file_of(json)],
+        (None, Some(target)) => std::fs::read_dir(target.join("probtest"))
+            .map(|entries| {
+                let mut files: Vec<PathBuf> = entries
+                    .flatten()
+                    .map(|entry| entry.path())
+                    .filter(|path| {
+                        path.file_name()
+                            .and_then(|name| name.to_str())
+                            .is_some_and(|name| name.ends_with(".doctor.json"))
+                    })
+                    .collect();
+                files.sort();
+                files
+            })
+            .unwrap_or_default(),
+        (None, None) => Vec::new(),
+    };
+    let mut diagnosed = crate::export::Diagnosed::new();
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        match probtest::__cli::doctor_tags(&text) {
+            Ok(tags) => diagnosed.extend(tags),
+            Err(problem) => {
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "probtest: {}: {problem}; the doctor's splits in it are not shown",
+                    file.display()
+                );
+            }
+        }
+    }
+    diagnosed
 }
 
 /// The outputs `cargo probtest report`'s flags ask for, and the summary.

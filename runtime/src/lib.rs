@@ -183,6 +183,7 @@
 //! | `PROB_LIMIT_<KEY>` | `limits` | how many guards of `probtest::limit("<key>")` may be held at once across the session (`[package.metadata.probtest.limits] openai = { concurrency = 4, per_minute = 60 }`) |
 //! | `PROB_LIMIT_<KEY>_PER_MINUTE` | | how many guards of `probtest::limit("<key>")` may be taken a minute (the config's `per_minute` in `limits`) |
 //! | `PROB_CACHE` | `cache` | `record`, `replay` or `off` (default): what `probtest::cached` does |
+//! | `PROB_CACHE_DIR` | | the cassette's directory instead of `<target>/probtest/cache` (`cargo probtest doctor` records and replays a row's answers in one of its own) |
 //! | `PROB_BACKTRACE` | `backtrace` | `1`: a stored panic keeps the user's own frames (probtest's, std's, tokio's and libtest's left out) |
 //! <!-- settings:end -->
 //!
@@ -354,6 +355,9 @@ pub mod __cli {
         doctor_command, failure_groups, fraction, gates_text, interval_text, needs_attention,
         not_run_note, not_run_text, overall_text, records_by_row, run_spans, status_with_not_run,
         verdict_word, FailureGroup,
+    };
+    pub use crate::format::doctor_split::{
+        doctor_file_of, tags as doctor_tags, DoctorAnswer, DoctorSplit,
     };
     pub use crate::harness::reporter::{
         Html, Json, OutputFile, Reporter, SessionSource, Sink, SinkError, Summary,

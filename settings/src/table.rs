@@ -289,6 +289,14 @@ pub const CACHE: Setting<Cache> = Setting::new(
     "`record`, `replay` or `off` (default): what `probtest::cached` does",
     parse_cache,
 );
+/// `PROB_CACHE_DIR`.
+pub const CACHE_DIR: Setting<String> = Setting::new(
+    "PROB_CACHE_DIR",
+    None,
+    Phase::Run,
+    "the cassette's directory instead of `<target>/probtest/cache` (`cargo probtest doctor` records and replays a row's answers in one of its own)",
+    verbatim,
+);
 /// `PROB_BACKTRACE`.
 pub const BACKTRACE: Setting<bool> = Setting::new(
     "PROB_BACKTRACE",
@@ -335,5 +343,6 @@ pub const SETTINGS: &[&dyn Row] = &[
     &LIMIT,
     &LIMIT_PER_MINUTE,
     &CACHE,
+    &CACHE_DIR,
     &BACKTRACE,
 ];

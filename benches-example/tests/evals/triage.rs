@@ -13,6 +13,7 @@
 //! answer with its usage and fee, and `PROB_CACHE=replay` gives them back without a call, to
 //! check a report or statistics change against a real earlier run for free.
 
+use std::collections::HashMap;
 use std::error::Error;
 use std::io::Write;
 use std::sync::{Mutex, PoisonError};
@@ -158,6 +159,39 @@ const BROKEN_ITEM: &str = "The parcel arrived but the item is broken, I want a r
 fn bench_ambiguous(ticket: &str) -> Result<(), TriageError> {
     let label = triage(&client().with_temperature(1.0), ticket)?;
     assert_eq!(label, Label::Refund, "ticket: {ticket}");
+    Ok(())
+}
+
+/// The team a triaged ticket goes to: the first routing rule its label and words match. The
+/// harness bug this row keeps on purpose, as eval authors write it: the rules are a `HashMap`,
+/// and a refund for a broken item matches two of them (`returns` for a broken item, `billing`
+/// for any refund), so the team is whichever of the two the map's order, seeded from the OS
+/// per process and per map, lists first. The fix is a `Vec` of rules in order (or a `BTreeMap`).
+fn route(label: Label, ticket: &str) -> &'static str {
+    let rules: HashMap<&'static str, (Label, &str)> = HashMap::from([
+        ("returns", (Label::Refund, "broken")),
+        ("billing", (Label::Refund, "")),
+        ("logistics", (Label::Shipping, "")),
+    ]);
+    rules
+        .iter()
+        .find(|(_, (rule, word))| *rule == label && ticket.contains(word))
+        .map_or("triage", |(team, _)| team)
+}
+
+// The ambiguous ticket, triaged and then routed: the model's answer is right about 94% of the
+// time, and the router (above) sends about half of the right answers to the wrong team. So
+// the row is FLAKY for two reasons at once, and `cargo probtest doctor -p benches-example
+// 'routed::broken item'` tells them apart: it records each run's answer through
+// `probtest::cached`, replays it, and says which failures the answers carry (the model's) and
+// that the harness fails given answers that pass (hash order, with a repro). The gate asks for
+// little (at a true rate near 47%, 30 runs fall under 15% about once in a thousand sessions):
+// the row is here to be diagnosed, not to judge the router.
+#[probability(runs = 30, min_rate = 0.15, params(ticket = [BROKEN_ITEM => "broken item"]))]
+fn bench_routed(ticket: &str) -> Result<(), TriageError> {
+    let label = triage(&client().with_temperature(1.0), ticket)?;
+    assert_eq!(label, Label::Refund, "ticket: {ticket}");
+    assert_eq!(route(label, ticket), "returns", "label: {label:?}");
     Ok(())
 }
 

@@ -30,12 +30,13 @@ mod prior;
 mod repro;
 mod runner;
 mod side_effects;
+mod split;
 mod suite;
 
 use axes::{Axis, Cpus};
 use cargo::{Selection, TestBinary};
 pub use debugger::Debugger;
-use diagnose::{Diagnosis, Doctor, Settings};
+use diagnose::{Diagnosis, Settings};
 use findings::json::DiagnosisJson;
 use fingerprint::Ending;
 use repro::Repro;
@@ -166,7 +167,7 @@ fn preload_for(binary: &TestBinary) -> Result<PathBuf, String> {
 /// Whether `-q` silences the doctor's progress, set once before it starts.
 static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-fn progress(text: &str) {
+pub(crate) fn progress(text: &str) {
     if QUIET.load(std::sync::atomic::Ordering::Relaxed) {
         return;
     }
@@ -202,6 +203,8 @@ pub fn doctor(args: &DoctorArgs, ui: &Ui) -> Result<i32, Error> {
     let started = Instant::now();
     let deadline = started + settings.budget;
     let binaries = cargo::build(&selection, ui)?;
+    // Each row's diagnosis is saved beside the report it came from, for the report's tags.
+    let mut beside: Vec<(Option<PathBuf>, usize)> = Vec::new();
     let diagnoses: Vec<(Diagnosis, DiagnosisJson)> = match &args.test {
         Some(test) => {
             let (binary, tests, victim) = cargo::find_test_or_row(&binaries, test)?;
@@ -218,6 +221,7 @@ pub fn doctor(args: &DoctorArgs, ui: &Ui) -> Result<i32, Error> {
             let (diagnosis, json, text) =
                 diagnose_one(&binary, &tests, (&victim, row), &settings, args)?;
             print(&text);
+            beside.push((prior::report_path(&binary, args.report.as_deref()), 0));
             vec![(diagnosis, json)]
         }
         None => {
@@ -238,6 +242,10 @@ pub fn doctor(args: &DoctorArgs, ui: &Ui) -> Result<i32, Error> {
                     runs: settings.runs,
                     axes: settings.axes.clone(),
                 };
+                beside.push((
+                    prior::report_path(&target.binary, args.report.as_deref()),
+                    index,
+                ));
                 let (diagnosis, json, text) = diagnose_one(
                     &target.binary,
                     &target.tests,
@@ -258,6 +266,11 @@ pub fn doctor(args: &DoctorArgs, ui: &Ui) -> Result<i32, Error> {
         }
     };
     let jsons: Vec<DiagnosisJson> = diagnoses.iter().map(|(_, json)| json.clone()).collect();
+    for (report, index) in beside {
+        if let (Some(report), Some(json)) = (report, jsons.get(index)) {
+            split::save_beside(&report, json);
+        }
+    }
     if let Some(path) = &args.json {
         let text = match (&args.test, jsons.as_slice()) {
             (Some(_), [one]) => findings::json::write(one),
@@ -347,7 +360,7 @@ fn diagnose_one(
         timeout: args.timeout,
         deadline: started + settings.budget,
     };
-    let runner = match Runner::new(setup) {
+    let mut runner = match Runner::new(setup) {
         Ok(runner) => runner,
         Err(error) => {
             let diagnosis = Diagnosis::cannot_run(format!(
@@ -363,6 +376,7 @@ fn diagnose_one(
                 seconds: started.elapsed().as_secs_f64(),
                 command: None,
                 plain: None,
+                split: None,
             };
             let (json, text) = (findings.to_json(), findings.text());
             return Ok((diagnosis, json, text));
@@ -378,8 +392,19 @@ fn diagnose_one(
         args.allow_side_effects,
     )?;
     warnings.extend(watched);
-    let diagnosis = Doctor::new(&runner, settings, tests, warnings).diagnose();
-    let (command, plain) = commands(binary, victim, &diagnosis);
+    let (diagnosis, split) = split::diagnose(&mut runner, settings, tests, warnings);
+    // A row's harness is diagnosed through the run item whose answers it replays.
+    let victim = runner.victim.as_str();
+    let (mut command, mut plain) = commands(binary, victim, &diagnosis);
+    if let Some(split) = split
+        .as_ref()
+        .filter(|split| split.harness_verdict.is_some())
+    {
+        // The repro replays the answers the doctor recorded: no model call.
+        let prefix = split::replay_prefix(split);
+        command = command.map(|command| format!("{prefix}{command}"));
+        plain = plain.map(|plain| format!("{prefix}{plain}"));
+    }
     let findings = findings::Findings {
         test: victim,
         row: row_case.as_deref(),
@@ -389,6 +414,7 @@ fn diagnose_one(
         seconds: started.elapsed().as_secs_f64(),
         command,
         plain,
+        split: split.as_ref(),
     };
     let (json, text) = (findings.to_json(), findings.text());
     Ok((diagnosis, json, text))

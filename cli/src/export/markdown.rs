@@ -33,12 +33,15 @@ const QUOTED_GROUPS: usize = 3;
 /// long to fit beside its figures.
 pub(crate) const WIDTH: usize = 80;
 
-/// The Markdown report as a file.
-pub struct Markdown(pub OutputFile);
+/// The doctor's split of each row it diagnosed (`model`, `harness: time`), by row id.
+pub type Diagnosed = std::collections::BTreeMap<String, String>;
+
+/// The Markdown report as a file, with the doctor's split beside each row it diagnosed.
+pub struct Markdown(pub OutputFile, pub Diagnosed);
 
 impl Sink for Markdown {
     fn write(&mut self, report: &Report) -> Result<(), SinkError> {
-        probtest::__cli::store::write_file(self.0.path(), markdown(report).as_bytes())
+        probtest::__cli::store::write_file(self.0.path(), markdown_with(report, &self.1).as_bytes())
             .map_err(|error| self.0.failed("Markdown report", &error))
     }
 }
@@ -65,6 +68,12 @@ impl Sink for StepSummary {
 
 /// Renders the report as Markdown; a report without rows says so in one line.
 pub fn markdown(report: &Report) -> String {
+    markdown_with(report, &Diagnosed::new())
+}
+
+/// [`markdown`], with the doctor's split beside each row it diagnosed (`FLAKY; doctor:
+/// model`).
+pub fn markdown_with(report: &Report, diagnosed: &Diagnosed) -> String {
     let mut out = String::from("## probability\n\n");
     if let Some(session) = &report.session {
         let _ = writeln!(out, "Session {}\n", code(session));
@@ -84,7 +93,7 @@ pub fn markdown(report: &Report) -> String {
             attention.len(),
             report.rows.len()
         );
-        out.push_str(&cases_table(report, &attention, false));
+        out.push_str(&cases_table(report, &attention, false, diagnosed));
         out.push('\n');
         gates_table(report, &mut out);
         failures(report, &mut out);
@@ -95,7 +104,7 @@ pub fn markdown(report: &Report) -> String {
         "<details><summary>All {} cases</summary>\n",
         report.rows.len()
     );
-    out.push_str(&cases_table(report, &all, true));
+    out.push_str(&cases_table(report, &all, true, diagnosed));
     out.push_str("\n</details>\n");
     tokens(report, &mut out);
     if !report.warnings.is_empty() {
@@ -126,7 +135,7 @@ fn overall(report: &Report, out: &mut String) {
 }
 
 /// A table of `rows`; `all` adds the cost column, which the short table leaves to the long one.
-fn cases_table(report: &Report, rows: &[&Row], all: bool) -> String {
+fn cases_table(report: &Report, rows: &[&Row], all: bool, diagnosed: &Diagnosed) -> String {
     let intervals = rows.iter().any(|row| interval_text(report, row).is_some());
     let costs = all && rows.iter().any(|row| row.cost > 0.0);
     let mut header = vec![("case", Align::Left), ("passed", Align::Right)];
@@ -151,7 +160,11 @@ fn cases_table(report: &Report, rows: &[&Row], all: bool) -> String {
                     String::new()
                 });
             }
-            cells.push(status_cell(row));
+            let mut status = status_cell(row);
+            if let Some(tag) = diagnosed.get(&row.info.case) {
+                status = format!("{status}; doctor: {}", escape(tag));
+            }
+            cells.push(status);
             cells
         })
         .collect();

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use probtest::Report;
 
 pub use junit::Junit;
-pub use markdown::{Markdown, StepSummary};
+pub use markdown::{Diagnosed, Markdown, StepSummary};
 
 /// A bench function and its rows, in the order the report lists them.
 pub struct Function {

@@ -42,7 +42,7 @@ pub(crate) fn setting_problem() -> Option<&'static str> {
 /// - `record`: calls `call` and stores its value, with the usage and cost the call recorded
 ///   on this thread ([`record_usage`](crate::record_usage()), [`record_cost`](crate::record_cost);
 ///   calls of one run made at once on several threads keep theirs apart), under
-///   `target/probtest/cache/`, keyed by the run's case, its run number and `key`.
+///   `target/probtest/cache/` (or `PROB_CACHE_DIR`), keyed by the run's case, its run number and `key`.
 /// - `replay`: returns the stored value without calling, and records the stored usage and cost
 ///   again, marked as replayed in the report (replayed cost is shown apart from money spent).
 ///
@@ -108,8 +108,8 @@ where
     let Some((case, run)) = state.origin() else {
         panic!("probtest::cached(\"{key}\"): the run's case is unknown");
     };
-    let target = match recorder::target_dir() {
-        Ok(target) => target,
+    let dir = match cassette_dir() {
+        Ok(dir) => dir,
         Err(error) => panic!("probtest::cached(\"{key}\"): {error}"),
     };
     let place = Place {
@@ -118,7 +118,7 @@ where
         case: case.row_id,
         run,
     };
-    let path = match cassette::entry_path(&cassette::cache_dir(&target), &place, key) {
+    let path = match cassette::entry_path(&dir, &place, key) {
         Ok(path) => path,
         Err(too_long) => panic!("probtest::cached(\"{}\"): {too_long}", shown_key(key)),
     };
@@ -144,8 +144,9 @@ where
             let entry = match cassette::read(&path, key) {
                 Ok(Some(entry)) => entry,
                 Ok(None) => panic!(
-                    "probtest::cached: nothing recorded under the key `{key}` for {} run {run} (PROB_CACHE=replay; record it with PROB_CACHE=record)",
-                    case.row_id
+                    "probtest::cached: nothing recorded under the key `{key}` for {} run {run}: no {} (PROB_CACHE=replay; record it with PROB_CACHE=record)",
+                    case.row_id,
+                    path.display()
                 ),
                 Err(error) => panic!("probtest::cached(\"{key}\"): {error}"),
             };
@@ -159,7 +160,8 @@ where
             }
             let value = serde_json::from_value(entry.value).unwrap_or_else(|error| {
                 panic!(
-                    "probtest::cached(\"{key}\"): the recorded value does not read as this type: {error}"
+                    "probtest::cached(\"{key}\"): the recorded value in {} does not read as this type: {error}",
+                    path.display()
                 )
             });
             if let Err(finished) = state.add_replayed(entry.usage, entry.cost) {
@@ -170,6 +172,15 @@ where
             }
             value
         }
+    }
+}
+
+/// The cassette's directory: `PROB_CACHE_DIR` when set and not empty, else
+/// `<target>/probtest/cache`.
+fn cassette_dir() -> std::io::Result<std::path::PathBuf> {
+    match std::env::var_os(probtest_settings::CACHE_DIR.variable) {
+        Some(dir) if !dir.is_empty() => Ok(dir.into()),
+        _ => recorder::target_dir().map(|target| cassette::cache_dir(&target)),
     }
 }
 

@@ -40,6 +40,7 @@ const ROWS: &[(&str, u64)] = &[
     ("held_out::checkout button", 8),
     ("held_out::error page", 8),
     ("ambiguous::broken item", 40),
+    ("routed::broken item", 30),
     ("contested::never arrived", 30),
     ("flaky_gateway::mangled response", 24),
     ("majority_vote::broken item", 20),
@@ -134,7 +135,7 @@ fn the_example_passes_while_showing_flaky_rows() {
     );
     assert_eq!(
         section.gates.as_deref(),
-        Some("16 passed"),
+        Some("17 passed"),
         "\n{}",
         section.text
     );
@@ -245,7 +246,8 @@ fn the_report_lists_every_row_with_its_runs_and_usage() {
 }
 
 /// The rows of the evals that call the model: what a replay gives back exactly (the randomized
-/// algorithms' rows draw afresh each session).
+/// algorithms' rows draw afresh each session, and so does `routed::broken item`'s router, whose
+/// hash order is the harness bug it keeps on purpose).
 const MODEL_ROWS: &[&str] = &[
     "triage::double charge",
     "triage::late parcel",
@@ -291,9 +293,9 @@ fn a_replay_makes_no_request_and_reports_what_was_recorded() {
         (requests(&output), support::read_json(&json), output)
     };
     let (recorded_requests, recorded, _) = run("record", "example-record.json");
-    // 5 runs of 4 tickets, 8 runs of the data file's 12, 40 + 30 + 24 runs of one, 20 runs of
-    // three votes.
-    assert_eq!(recorded_requests, 20 + 96 + 40 + 30 + 24 + 60);
+    // 5 runs of 4 tickets, 8 runs of the data file's 12, 40 + 30 + 30 + 24 runs of one, 20 runs
+    // of three votes.
+    assert_eq!(recorded_requests, 20 + 96 + 40 + 30 + 30 + 24 + 60);
     let (replayed_requests, replayed, output) = run("replay", "example-replay.json");
     assert_eq!(replayed_requests, 0, "a replay calls nothing{output}");
     // Run times are the replay's own, and so is each row's latency; a row's cost is a float sum
@@ -338,7 +340,7 @@ fn a_replay_makes_no_request_and_reports_what_was_recorded() {
     assert!(
         output
             .stdout
-            .contains("of it from the cassette (230 runs), not spent"),
+            .contains("of it from the cassette (260 runs), not spent"),
         "{output}"
     );
 }

@@ -111,7 +111,14 @@ impl Doctor<'_> {
                 .map(str::to_string)
                 .collect(),
             hash_order,
-            row: self.runner.row.as_ref().map(|row| row.case.as_str()),
+            // Under a replay of its answers no sampler is called: the randomness is the
+            // harness's, said as any test's.
+            row: self
+                .runner
+                .row
+                .as_ref()
+                .filter(|_| !self.runner.replaying())
+                .map(|row| row.case.as_str()),
         };
         let (verdict, mut headline, mut explanation) = explain::verdict(&found);
         if !counter_passes {

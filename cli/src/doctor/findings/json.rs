@@ -44,6 +44,11 @@ pub struct DiagnosisJson {
     pub warnings: Vec<String>,
     /// What the diagnosis cost and the baseline it was judged against.
     pub stats: StatsJson,
+    /// For a row whose model calls go through `probtest::cached`: its failures split between
+    /// the model's answers and the harness (the shape is the runtime's, which reads it back
+    /// for the report's tags).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<probtest::__cli::DoctorSplit>,
 }
 
 /// One row of the evidence table.
@@ -144,7 +149,6 @@ pub fn write<T: Serialize>(value: &T) -> String {
 
 /// The diagnoses in a doctor file, single or suite; an error in one line says what is wrong.
 /// The tests' oracle of the writer, and the reader of a saved diagnosis.
-#[cfg_attr(not(test), allow(dead_code))]
 pub fn read(text: &str) -> Result<Vec<DiagnosisJson>, String> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|error| format!("not JSON ({error})"))?;
@@ -215,6 +219,7 @@ mod tests {
                 baseline_failed: 2,
                 p_value: Some(0.001),
             },
+            split: None,
         }
     }
 

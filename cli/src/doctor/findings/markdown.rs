@@ -162,6 +162,7 @@ mod tests {
                 baseline_failed: 1,
                 p_value: None,
             },
+            split: None,
         }
     }
 

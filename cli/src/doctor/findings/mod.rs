@@ -6,6 +6,7 @@ pub mod json;
 pub mod markdown;
 
 use crate::doctor::diagnose::Diagnosis;
+use crate::doctor::split::Split;
 use json::{DiagnosisJson, EvidenceJson, LatentJson, ReproJson, SignatureJson, StatsJson};
 
 /// A diagnosis with what the report says around it.
@@ -21,6 +22,8 @@ pub struct Findings<'a> {
     /// The command that reproduces the failure, and a plain `cargo test` one where there is one.
     pub command: Option<String>,
     pub plain: Option<String>,
+    /// A row's failures split between its answers and its harness, when they were.
+    pub split: Option<&'a Split>,
 }
 
 const WIDTH: usize = 74;
@@ -76,6 +79,9 @@ impl Findings<'_> {
                 "   {label:<54}{:>6}{:>8}{note}\n",
                 row.runs, row.failed
             ));
+        }
+        if let Some(split) = self.split {
+            out.push_str(&split_text(split));
         }
         if !diagnosis.signatures.is_empty() {
             out.push_str(&format!(
@@ -192,7 +198,67 @@ impl Findings<'_> {
                 baseline_failed: diagnosis.baseline.1,
                 p_value: diagnosis.p_value,
             },
+            split: self.split.map(split_json),
         }
+    }
+}
+
+/// The split's section of the text: MODEL OR HARNESS, its sentence, and the answers that
+/// failed.
+fn split_text(split: &Split) -> String {
+    let mut out = String::new();
+    let tag = split.tag().unwrap_or_else(|| "not split".to_string());
+    out.push_str(&format!("\n MODEL OR HARNESS  {tag}\n"));
+    for line in wrap(&split.sentence(), WIDTH - 3) {
+        out.push_str(&format!("   {line}\n"));
+    }
+    if !split.model.is_empty() {
+        out.push_str("\n ANSWERS (failing runs, each failing every replay of its answers)\n");
+        for answer in &split.model {
+            let values: Vec<String> = answer
+                .values
+                .iter()
+                .map(|(key, value)| format!("{key} = {value}"))
+                .collect();
+            let line = format!(
+                "run {}: {} (recorded: {})",
+                answer.run,
+                answer.said,
+                values.join(", ")
+            );
+            for (index, line) in wrap(&line, WIDTH - 5).into_iter().enumerate() {
+                let indent = if index == 0 { "   " } else { "     " };
+                out.push_str(&format!("{indent}{line}\n"));
+            }
+        }
+    }
+    out
+}
+
+/// The split as the doctor's JSON holds it.
+fn split_json(split: &Split) -> probtest::__cli::DoctorSplit {
+    probtest::__cli::DoctorSplit {
+        verdict: split.verdict().map(str::to_string),
+        tag: split.tag(),
+        runs: split.recorded.0,
+        failed: split.recorded.1,
+        model: split.model.len() as u64,
+        harness: split.harness.len() as u64,
+        harness_flakes: split.harness_flakes(),
+        harness_verdict: split.harness_verdict.clone(),
+        replays: split.replays,
+        answers: split
+            .model
+            .iter()
+            .map(|answer| probtest::__cli::DoctorAnswer {
+                run: answer.run,
+                said: answer.said.clone(),
+                values: answer.values.iter().cloned().collect(),
+            })
+            .collect(),
+        harness_runs: split.harness.clone(),
+        problem: split.problem.clone(),
+        cassette: split.cassette.display().to_string(),
     }
 }
 

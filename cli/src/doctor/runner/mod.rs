@@ -54,6 +54,31 @@ fn writes_logs(binary: &TestBinary, scratch: &Scratch) -> bool {
     listed.is_ok_and(|status| status.success())
 }
 
+/// The records of `case`'s runs in the report at `path`, in run order; `None` when it holds
+/// none.
+fn records_of(path: &Path, case: &str) -> Option<Vec<RunRecord>> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let report: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let mut records: Vec<RunRecord> = report["records"]
+        .as_array()?
+        .iter()
+        .filter(|record| record["case"].as_str() == Some(case))
+        .filter_map(|record| {
+            Some(RunRecord {
+                run: u32::try_from(record["run"].as_u64()?).ok()?,
+                outcome: record["outcome"].as_str()?.to_string(),
+                // An errored run's words are its `error`.
+                message: record["message"]
+                    .as_str()
+                    .or(record["error"].as_str())
+                    .map(str::to_string),
+            })
+        })
+        .collect();
+    records.sort_by_key(|record| record.run);
+    (!records.is_empty()).then_some(records)
+}
+
 /// Which tests a run runs, and how.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
@@ -119,6 +144,19 @@ pub struct Runner {
     jobs: usize,
     /// What the preload library logged in the runs since the last [`Runner::take_events`].
     events: Mutex<BTreeSet<String>>,
+    /// Variables every run gets (a replayed cassette's), after the perturbation's.
+    env: Vec<(&'static str, std::ffi::OsString)>,
+}
+
+/// A run of a row's item as its own record says: how it ended and what it said.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRecord {
+    /// The run's number in its row.
+    pub run: u32,
+    /// `pass`, `fail` or `error`.
+    pub outcome: String,
+    /// What a failing run said.
+    pub message: Option<String>,
 }
 
 /// How the preload library's log starts a line about a write.
@@ -161,7 +199,20 @@ impl Runner {
             runs: AtomicU64::new(0),
             jobs,
             events: Mutex::new(BTreeSet::new()),
+            env: Vec::new(),
         })
+    }
+
+    /// Whether the runs replay recorded answers (`PROB_CACHE=replay`): no model is called.
+    pub fn replaying(&self) -> bool {
+        self.env
+            .iter()
+            .any(|(name, value)| *name == table::CACHE.variable && value == "replay")
+    }
+
+    /// Gives every run from now on `env` too (none: the runs' own environment).
+    pub fn set_env(&mut self, env: Vec<(&'static str, std::ffi::OsString)>) {
+        self.env = env;
     }
 
     /// The distinct lines the preload library logged since the last call (`entropy hash`,
@@ -193,16 +244,25 @@ impl Runner {
     /// One run of `plan`: how the victim ended. A run the deadline stopped, or one that never
     /// started, is [`Ending::NotRun`]: no evidence either way.
     pub fn run(&self, plan: &Plan) -> Ending {
-        self.run_once(plan, None).0
+        self.run_once(&self.victim, plan, None).0
+    }
+
+    /// One run of `plan`, judged as the run of `victim`: how it ended and, for a row's item,
+    /// what its record said.
+    pub fn run_item(&self, victim: &str, plan: &Plan) -> (Ending, Option<String>) {
+        let (ending, said, _) = self.run_once(victim, plan, None);
+        (ending, said)
     }
 
     /// One run of the victim alone, unperturbed, under `library` logging what the process
     /// changes in the file system: how it ended, and the log's `write <op> <path>` lines.
     pub fn run_watching_writes(&self, library: &Path) -> (Ending, Vec<String>) {
-        self.run_once(
+        let (ending, _, writes) = self.run_once(
+            &self.victim,
             &Plan::alone(&self.victim, Perturbation::none()),
             Some(library),
-        )
+        );
+        (ending, writes)
     }
 
     /// Where every run's files go: each run's `TMPDIR` is a directory in it.
@@ -210,10 +270,16 @@ impl Runner {
         self.scratch.path()
     }
 
-    /// One run of `plan`, watched for writes under `watch` when given.
-    fn run_once(&self, plan: &Plan, watch: Option<&Path>) -> (Ending, Vec<String>) {
+    /// One run of `plan`, judged as the run of `victim`, watched for writes under `watch` when
+    /// given: how it ended, what a row's item's record said, and the writes logged.
+    fn run_once(
+        &self,
+        victim: &str,
+        plan: &Plan,
+        watch: Option<&Path>,
+    ) -> (Ending, Option<String>, Vec<String>) {
         if self.out_of_time() {
-            return (Ending::NotRun, Vec::new());
+            return (Ending::NotRun, None, Vec::new());
         }
         self.runs.fetch_add(1, Ordering::Relaxed);
         let dir = match self.scratch.run_dir() {
@@ -221,6 +287,7 @@ impl Runner {
             Err(error) => {
                 return (
                     Ending::Crash(format!("cannot make the run's directory: {error}")),
+                    None,
                     Vec::new(),
                 )
             }
@@ -241,8 +308,11 @@ impl Runner {
         let finished = process::run(&mut command, self.timeout(), self.deadline);
         drop(stress);
         let ending = match finished {
-            Ok(finished) => self.ending(plan, &dir, &finished),
-            Err(error) => Ending::Crash(format!("cannot start the test binary: {error}")),
+            Ok(finished) => self.ending(victim, plan, &dir, &finished),
+            Err(error) => (
+                Ending::Crash(format!("cannot start the test binary: {error}")),
+                None,
+            ),
         };
         let writes = match watch {
             Some(_) => std::fs::read_to_string(dir.join("preload.log"))
@@ -254,7 +324,38 @@ impl Runner {
             None => Vec::new(),
         };
         let _ = std::fs::remove_dir_all(&dir);
-        (ending, writes)
+        (ending.0, ending.1, writes)
+    }
+
+    /// One run of every item of the row in one process, as `cargo test` runs them: each run's
+    /// record, in run order, or why there are none.
+    pub fn run_row(&self) -> Result<Vec<RunRecord>, String> {
+        let row = self
+            .row
+            .as_ref()
+            .ok_or_else(|| format!("{} is not a probtest row's item", self.victim))?;
+        let dir = self
+            .scratch
+            .run_dir()
+            .map_err(|error| format!("cannot make the run's directory: {error}"))?;
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        let plan = Plan {
+            tests: row.items.iter().map(|(name, _)| name.clone()).collect(),
+            threads: None,
+            perturbation: Perturbation::none(),
+        };
+        let mut command = self.command(&plan, &dir);
+        let finished = process::run(&mut command, self.timeout(), self.deadline)
+            .map_err(|error| format!("cannot run the test binary: {error}"))?;
+        if finished.stopped.is_some() {
+            return Err(format!(
+                "its run did not end within {:.0} s",
+                finished.took.as_secs_f64()
+            ));
+        }
+        let records = records_of(&dir.join("report.json"), &row.case);
+        let _ = std::fs::remove_dir_all(&dir);
+        records.ok_or_else(|| format!("its run of the row {} recorded no run", row.case))
     }
 
     /// One run of the whole binary, as `cargo test` runs it: the tests that failed, or why
@@ -356,6 +457,9 @@ impl Runner {
         for (name, value) in plan.perturbation.env() {
             command.env(name, value);
         }
+        for (name, value) in &self.env {
+            command.env(name, value);
+        }
         if plan.perturbation.fresh_home {
             let home = dir.join("home");
             if std::fs::create_dir_all(&home).is_ok() {
@@ -381,7 +485,13 @@ impl Runner {
     }
 
     /// How the victim ended in a finished run whose files are in `dir`.
-    fn ending(&self, plan: &Plan, dir: &Path, finished: &process::Finished) -> Ending {
+    fn ending(
+        &self,
+        victim: &str,
+        plan: &Plan,
+        dir: &Path,
+        finished: &process::Finished,
+    ) -> (Ending, Option<String>) {
         if let Ok(text) = std::fs::read_to_string(dir.join("preload.log")) {
             self.events
                 .lock()
@@ -393,10 +503,11 @@ impl Runner {
                 );
         }
         let Some(status) = finished.status else {
-            return match finished.stopped {
+            let ending = match finished.stopped {
                 Some(process::Stop::Budget) => Ending::NotRun,
                 _ => Ending::Hang,
             };
+            return (ending, None);
         };
         #[cfg(unix)]
         let signal = std::os::unix::process::ExitStatusExt::signal(&status);
@@ -413,42 +524,42 @@ impl Runner {
             signal,
             alone: plan.tests.len() == 1,
         };
-        let mut ending = ending_of(&self.victim, &outcome);
-        if let Some(recorded) = self.recorded(dir) {
+        let mut ending = ending_of(victim, &outcome);
+        let mut message = None;
+        if let Some((recorded, said)) = self.recorded(victim, dir) {
             // The run's own record says how it went; libtest's line only says whether the item
             // passed, which a gated case's failing run does.
             if ending != Ending::Hang && !matches!(ending, Ending::Crash(_)) {
                 ending = recorded;
+                message = said;
             }
         }
         if ending == Ending::Pass {
             self.note_pass(finished.took);
         }
-        ending
+        (ending, message)
     }
 
-    /// The outcome the victim's run recorded in the run's report, for a probtest row.
-    fn recorded(&self, dir: &Path) -> Option<Ending> {
+    /// The outcome `victim`'s run recorded in the run's report, for a probtest row, with its
+    /// message.
+    fn recorded(&self, victim: &str, dir: &Path) -> Option<(Ending, Option<String>)> {
         let row = self.row.as_ref()?;
         let run = row
             .items
             .iter()
-            .find(|(name, _)| *name == self.victim)
+            .find(|(name, _)| name == victim)
             .map(|(_, run)| *run)?;
-        let text = std::fs::read_to_string(dir.join("report.json")).ok()?;
-        let report: serde_json::Value = serde_json::from_str(&text).ok()?;
-        let record = report["records"].as_array()?.iter().find(|record| {
-            record["case"].as_str() == Some(row.case.as_str())
-                && record["run"].as_u64() == Some(u64::from(run))
-        })?;
-        match record["outcome"].as_str()? {
-            "pass" => Some(Ending::Pass),
-            outcome @ ("fail" | "error") => Some(Ending::Fail(recorded_fingerprint(
-                outcome,
-                record["message"].as_str(),
-            ))),
-            _ => Some(Ending::NotRun),
-        }
+        let record = records_of(&dir.join("report.json"), &row.case)?
+            .into_iter()
+            .find(|record| record.run == run)?;
+        let ending = match record.outcome.as_str() {
+            "pass" => Ending::Pass,
+            outcome @ ("fail" | "error") => {
+                Ending::Fail(recorded_fingerprint(outcome, record.message.as_deref()))
+            }
+            _ => Ending::NotRun,
+        };
+        Some((ending, record.message))
     }
 
     /// How many CPUs the runs may use.

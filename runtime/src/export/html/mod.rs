@@ -43,6 +43,9 @@ pub struct History {
     /// line at its rate of the case. Matched by row id alone: a baseline may be another
     /// package's or pytest-probability's report.
     pub baseline: Option<HistorySession>,
+    /// The doctor's split of each row it diagnosed (`model`, `harness: time`), by row id: what
+    /// `cargo probtest report` reads from the doctor's file beside the report.
+    pub diagnosed: std::collections::BTreeMap<String, String>,
 }
 
 /// One earlier session's pass rate of each case, as its report's rows have them.
@@ -98,6 +101,8 @@ struct CaseView {
     runs_summary: String,
     more_runs: usize,
     doctor: String,
+    /// The doctor's split of the row's failures, when it diagnosed the row.
+    diagnosed: String,
 }
 
 /// The columns that some case fills: a column no case has is left out.
@@ -342,8 +347,14 @@ fn case_view(
         spark_label.push_str(&format!("; baseline {baseline:.0}%"));
     }
     let id = shown(&row.info.case).into_owned();
+    let diagnosed = history
+        .diagnosed
+        .get(&row.info.case)
+        .map(|tag| shown(tag).into_owned())
+        .unwrap_or_default();
     CaseView {
-        search: format!("{id} {status}").to_lowercase(),
+        search: format!("{id} {status} {diagnosed}").to_lowercase(),
+        diagnosed,
         id,
         tone: tone(row.status),
         fraction: fraction(row),

@@ -146,6 +146,7 @@ fn history_draws_a_sparkline_of_the_earlier_sessions_and_this_one() {
     let history = History {
         sessions: vec![earlier.clone(), earlier],
         baseline: Some(baseline),
+        ..History::default()
     };
     let page = html(&report, &history);
     assert!(page.contains("history over 3 sessions"), "{page}");

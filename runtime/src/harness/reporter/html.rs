@@ -13,6 +13,8 @@ use crate::model::Report;
 pub struct Html {
     file: OutputFile,
     source: Option<SessionSource>,
+    /// The doctor's split of each row it diagnosed, by row id.
+    diagnosed: std::collections::BTreeMap<String, String>,
 }
 
 /// The stored session a report is of: the page names it and draws the history of the
@@ -48,13 +50,23 @@ impl SessionSource {
 impl Html {
     /// The page of the report at `file`, of the stored session `source` when there is one.
     pub fn new(file: OutputFile, source: Option<SessionSource>) -> Html {
-        Html { file, source }
+        Html {
+            file,
+            source,
+            diagnosed: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// This page, with the doctor's split beside each row it diagnosed (`model`, `harness:
+    /// time`), by row id.
+    pub fn diagnosed(self, diagnosed: std::collections::BTreeMap<String, String>) -> Html {
+        Html { diagnosed, ..self }
     }
 }
 
 impl Sink for Html {
     fn write(&mut self, report: &Report) -> Result<(), SinkError> {
-        let page = page(report, self.source.as_ref())
+        let page = page(report, self.source.as_ref(), &self.diagnosed)
             .map_err(|error| self.file.failed("HTML report", &error))?;
         crate::store::write_file(self.file.path(), page.as_bytes())
             .map_err(|error| self.file.failed("HTML report", &error))
@@ -66,7 +78,11 @@ impl Sink for Html {
 }
 
 #[cfg(feature = "html")]
-fn page(report: &Report, source: Option<&SessionSource>) -> Result<String, String> {
+fn page(
+    report: &Report,
+    source: Option<&SessionSource>,
+    diagnosed: &std::collections::BTreeMap<String, String>,
+) -> Result<String, String> {
     use std::borrow::Cow;
 
     use crate::export::{html, History, HistorySession};
@@ -93,11 +109,16 @@ fn page(report: &Report, source: Option<&SessionSource>) -> Result<String, Strin
         sessions,
         baseline: store::baseline_report(&whole.stats_config)
             .map(|baseline| HistorySession::of("baseline", &baseline)),
+        diagnosed: diagnosed.clone(),
     };
     Ok(html(&whole, &history))
 }
 
 #[cfg(not(feature = "html"))]
-fn page(_: &Report, _: Option<&SessionSource>) -> Result<String, String> {
+fn page(
+    _: &Report,
+    _: Option<&SessionSource>,
+    _: &std::collections::BTreeMap<String, String>,
+) -> Result<String, String> {
     Err("this build of probtest leaves out its `html` feature".to_string())
 }

@@ -18,6 +18,7 @@ mod patterns;
 pub(crate) mod repro;
 mod rows;
 mod side_effects;
+mod split;
 mod suite;
 
 pub fn fixture() -> &'static Fixture {
