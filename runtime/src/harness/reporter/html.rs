@@ -59,6 +59,7 @@ impl Html {
 
     /// This page, with the doctor's split beside each row it diagnosed (`model`, `harness:
     /// time`), by row id.
+    #[cfg(feature = "_cli")]
     pub fn diagnosed(self, diagnosed: std::collections::BTreeMap<String, String>) -> Html {
         Html { diagnosed, ..self }
     }
