@@ -219,7 +219,7 @@ fn a_harness_that_flakes_with_right_answers_is_the_harnesss_with_its_axis_and_re
     // A recording in which no run failed is made again, up to three times.
     assert!(
         calls.len() > WATCHED_RUN_CALLS
-            && (calls.len() - WATCHED_RUN_CALLS) % 12 == 0
+            && (calls.len() - WATCHED_RUN_CALLS).is_multiple_of(12)
             && calls.len() <= WATCHED_RUN_CALLS + 36,
         "{calls:#?}{context}"
     );
