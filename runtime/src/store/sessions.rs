@@ -129,7 +129,7 @@ pub(super) fn prune(sessions_dir: &Path, keep: usize, current: &str) -> io::Resu
     let mut sessions = list_sessions(sessions_dir)?;
     sessions.sort_by_key(|(started, _)| std::cmp::Reverse(*started));
     for (_, session) in sessions.into_iter().skip(keep) {
-        if session.key() != current {
+        if session.key() != current && !in_use(&session) {
             // Renamed first, then removed: another process may be pruning the same session at
             // the same time, and then one rename fails and the other removes it.
             let pruned = sessions_dir.join(format!(
@@ -147,10 +147,43 @@ pub(super) fn prune(sessions_dir: &Path, keep: usize, current: &str) -> io::Resu
     Ok(())
 }
 
+/// How recently a session's log must have changed for the session to count as running.
+const IN_USE_WITHIN: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Whether another process is still recording into `session`: its log changed lately. A long
+/// session (a nextest run of thousands of tests) started before the newest `keep` may still be
+/// running, and removing it would lose the runs recorded so far.
+fn in_use(session: &Session) -> bool {
+    fs::metadata(session.runs_file())
+        .and_then(|meta| meta.modified())
+        .ok()
+        .and_then(|modified| modified.elapsed().ok())
+        .is_some_and(|age| age < IN_USE_WITHIN)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::test_support::temp_sessions;
+
+    #[test]
+    fn a_session_still_recording_is_never_pruned() {
+        let sessions = temp_sessions("prune-in-use");
+        let most = KEEP_SESSIONS + KEEP_SESSIONS / 4;
+        for index in 0..=most {
+            let session = Session::new(&sessions, &format!("s{index:02}"));
+            session.create().expect("created");
+            if index == 0 {
+                // The oldest is still recording while the others start.
+                fs::write(session.runs_file(), "\n").expect("a log line");
+            }
+        }
+        assert!(sessions.join("s00").exists());
+        prune(&sessions, 1, "none").expect("pruned");
+        assert!(sessions.join("s00").exists());
+        assert!(!sessions.join("s01").exists());
+        let _ = fs::remove_dir_all(sessions);
+    }
 
     #[test]
     fn only_session_folders_are_listed() {
