@@ -30,12 +30,13 @@ fn copy_data_files() {
     }
 }
 
-/// Cargo's target directory, which trybuild builds under: the nearest ancestor of this test
-/// binary that cargo marked with `CACHEDIR.TAG`.
+/// Cargo's target directory, which trybuild builds under: the parent of the directory cargo
+/// gives integration tests for scratch files (`<target>/tmp`). A marker file such as
+/// `CACHEDIR.TAG` is not enough: cargo writes it only when it creates the directory itself.
 fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    exe.ancestors()
-        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
-        .unwrap_or_else(|| panic!("no target directory above {}", exe.display()))
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    scratch
+        .parent()
+        .unwrap_or_else(|| panic!("no target directory above {}", scratch.display()))
         .to_path_buf()
 }
