@@ -318,6 +318,11 @@ pub mod __private {
     pub use ctor;
     pub use linkme;
 
+    /// `#[probtest::repro]`: the test run again under the blob's perturbation.
+    pub mod repro {
+        pub use crate::harness::repro::run;
+    }
+
     /// The rows of `cases(...)`, read into the arguments' types when a run starts.
     pub mod dataset {
         pub use crate::harness::dataset::{arg, ran, RowError, Source};
@@ -351,6 +356,10 @@ pub mod __private {
 #[cfg(feature = "_cli")]
 #[doc(hidden)]
 pub mod __cli {
+    /// The preload library the runtime builds and embeds (with the `preload` feature).
+    pub mod preload {
+        pub use crate::harness::repro::preload::{library_in, LIBRARY};
+    }
     pub use crate::export::pieces::{
         doctor_command, failure_groups, fraction, gates_text, interval_text, needs_attention,
         not_run_note, not_run_text, overall_text, records_by_row, run_spans, status_with_not_run,

@@ -7,13 +7,15 @@
 //! `[workspace.metadata.probtest]`), then its default. The documentation's tables of settings
 //! are rendered from the table ([`docs_table`]) and checked against it. It also holds the one
 //! rule of generated item names that both sides need: how wide a run number is, which the
-//! attribute writes and the runtime reads back.
+//! attribute writes and the runtime reads back, and the format of the doctor's repro blob
+//! ([`repro`]), which `#[probtest::repro]` checks at compile time and the runtime applies.
 //!
 //! Use it through the `probtest` crate; this crate has no API of its own to promise.
 
 mod choices;
 mod docs;
 mod parse;
+pub mod repro;
 pub mod table;
 
 pub use choices::*;

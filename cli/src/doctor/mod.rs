@@ -455,7 +455,7 @@ fn commands(
     let select = binary.select_args();
     // A plan a blob cannot carry (a `TZ` this machine has no zone file for, say) would make a
     // command that `repro` refuses: none is printed, the plain one may still be.
-    let command = Repro::for_binary(binary, test, reproduction.axis, reproduction.plan.clone())
+    let command = repro::for_binary(binary, test, reproduction.axis, reproduction.plan.clone())
         .ok()
         .map(|repro| Repro {
             attempts: reproduction.attempts,
@@ -522,7 +522,7 @@ pub fn repro(args: &ReproArgs, ui: &Ui) -> Result<i32, Error> {
     }
     let selection = Selection {
         manifest_path: args.manifest_path.clone(),
-        ..repro.selection()
+        ..repro::selection(&repro)
     };
     let binaries = cargo::build(&selection, ui).map_err(|error| Error::about("repro", error))?;
     let (binary, tests) = cargo::find(&binaries, &repro.test)

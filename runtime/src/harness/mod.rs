@@ -17,6 +17,7 @@ pub(crate) mod margins;
 pub(crate) mod recorder;
 pub(crate) mod registry;
 pub(crate) mod reporter;
+pub(crate) mod repro;
 pub(crate) mod runner;
 pub(crate) mod settings;
 pub(crate) mod startup;

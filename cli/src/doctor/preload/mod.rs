@@ -1,5 +1,5 @@
-//! The doctor's LD_PRELOAD library: the shared object built from `preload/probtest_preload.c`
-//! and embedded in `cargo-probtest`, written out on first use, and whether a test binary can be
+//! The doctor's LD_PRELOAD library: the shared object the runtime builds from its
+//! `preload/probtest_preload.c` and embeds, written out on first use, and whether a test binary can be
 //! run under it.
 //!
 //! Under the library, a test process's entropy (`getrandom`, `getentropy`,
@@ -9,86 +9,30 @@
 //! call goes through to libc. A malformed value is named in one line on the process's stderr and
 //! leaves its axis real.
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs::File;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use object::elf::{self, FileHeader32, FileHeader64, Machine, PT_INTERP};
 use object::read::elf::{FileHeader, ProgramHeader};
 use object::read::ReadCache;
 use object::{Endianness, FileKind, ReadRef};
 
-/// A decimal `u64`: every draw of OS entropy comes from one deterministic stream seeded with it,
-/// process-wide, advancing with each call.
-pub const ENV_SEED: &str = "PROBTEST_DOCTOR_SEED";
+pub use probtest_settings::repro::variables::*;
 
-/// Unix seconds, decimal, optionally with a fraction (`1893455999.5`): the wall clock reads this
-/// at the process's first read, then advances with the monotonic clock.
-pub const ENV_TIME: &str = "PROBTEST_DOCTOR_TIME";
-
-/// `1`: the wall clock stays at [`ENV_TIME`] instead of advancing.
-pub const ENV_TIME_FROZEN: &str = "PROBTEST_DOCTOR_TIME_FROZEN";
-
-/// `hash`: the seed pins std's hash keys only (the draws made with `GRND_INSECURE`), from the
-/// same stream as without it; other draws are real.
-pub const ENV_SEED_SCOPE: &str = "PROBTEST_DOCTOR_SEED_SCOPE";
-
-/// Milliseconds: every read of the wall clock or a monotonic clock returns at least this much
-/// more than the read before it.
-pub const ENV_TICK_MS: &str = "PROBTEST_DOCTOR_TICK_MS";
-
-/// `block`: `connect` and `sendto` to an address outside loopback fail with `ENETUNREACH`.
-pub const ENV_NET: &str = "PROBTEST_DOCTOR_NET";
-
-/// A file the library appends what it did to, a line each: `entropy hash` and `entropy other`
-/// at the first draw of each kind, `blocked <address>` per refused connection.
-pub const ENV_LOG: &str = "PROBTEST_DOCTOR_LOG";
-
-/// `1`: each call that changes the file system by path (opened for writing, created, removed,
-/// renamed, made, linked, truncated) and succeeds appends `write <op> <absolute path>` to
-/// [`ENV_LOG`]; the calls themselves go through unchanged.
-pub const ENV_WRITES: &str = "PROBTEST_DOCTOR_WRITES";
-
-#[cfg(probtest_preload)]
-const LIBRARY: Option<&[u8]> = Some(include_bytes!(concat!(
-    env!("OUT_DIR"),
-    "/probtest_preload.so"
-)));
-
-#[cfg(not(probtest_preload))]
-const LIBRARY: Option<&[u8]> = None;
+/// The library's bytes, embedded in the runtime that builds it (with its `preload` feature).
+const LIBRARY: Option<&[u8]> = probtest::__cli::preload::LIBRARY;
 
 const ABSENT: &str =
     "this cargo-probtest has no preload library: it is built only for Linux with glibc";
 
-/// The library as a file under `<target_dir>/probtest/doctor/`, written there on first use.
-///
-/// Its name holds a hash of its bytes, so a newer `cargo-probtest` never loads an older build's
-/// file, and concurrent doctors sharing a target directory agree on one path. A file already
-/// there with the right size is reused; otherwise the bytes go to a temporary file renamed into
-/// place, so that no process ever preloads a half-written library.
+/// The library as a file under `<target_dir>/probtest/doctor/`, written there on first use (see
+/// the runtime's `library_in`).
 pub fn library(target_dir: &Path) -> io::Result<PathBuf> {
-    let bytes = LIBRARY.ok_or_else(|| io::Error::new(io::ErrorKind::Unsupported, ABSENT))?;
-    let dir = target_dir.join("probtest").join("doctor");
-    let name = format!("probtest-preload-{:016x}.so", fnv1a(bytes));
-    let path = dir.join(&name);
-    if fs::metadata(&path).is_ok_and(|meta| meta.is_file() && meta.len() == bytes.len() as u64) {
-        return Ok(path);
+    if LIBRARY.is_none() {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, ABSENT));
     }
-    fs::create_dir_all(&dir).map_err(|error| in_file(&dir, error))?;
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_nanos());
-    let temp = dir.join(format!(".{name}.{}-{nanos}.tmp", std::process::id()));
-    let written = File::create_new(&temp)
-        .and_then(|mut file| file.write_all(bytes))
-        .and_then(|()| fs::rename(&temp, &path));
-    if let Err(error) = written {
-        let _ = fs::remove_file(&temp);
-        return Err(in_file(&path, error));
-    }
-    Ok(path)
+    probtest::__cli::preload::library_in(&target_dir.join("probtest").join("doctor"))
 }
 
 /// Whether preloading the library can reach `binary`'s libc; the error says why not, in one
@@ -226,33 +170,23 @@ impl Elf {
     }
 }
 
-/// FNV-1a, 64 bits: stable across Rust releases, unlike std's hasher, so a file name written by
-/// one build of `cargo-probtest` means the same bytes to every other.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
-fn in_file(path: &Path, error: io::Error) -> io::Error {
-    io::Error::new(error.kind(), format!("{}: {error}", path.display()))
-}
-
-#[cfg(all(test, probtest_preload))]
+#[cfg(all(test, target_os = "linux", target_env = "gnu"))]
 mod probe_tests;
 
-#[cfg(all(test, probtest_preload))]
+#[cfg(all(test, target_os = "linux", target_env = "gnu"))]
 mod write_probe_tests;
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::*;
 
     /// A fresh directory for one test, removed when dropped.
-    #[cfg(probtest_preload)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     struct TempDir(PathBuf);
 
-    #[cfg(probtest_preload)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     impl TempDir {
         fn new(name: &str) -> TempDir {
             let dir = std::env::temp_dir().join(format!(
@@ -265,7 +199,7 @@ mod tests {
         }
     }
 
-    #[cfg(probtest_preload)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     impl Drop for TempDir {
         fn drop(&mut self) {
             let _ = fs::remove_dir_all(&self.0);
@@ -273,7 +207,7 @@ mod tests {
     }
 
     /// A 64-bit little-endian ELF header and one program header of type `segment`, for `machine`.
-    #[cfg(probtest_preload)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn elf(machine: u16, segment: u32) -> Vec<u8> {
         let mut bytes = vec![0u8; 64 + 56];
         bytes[..8].copy_from_slice(b"\x7fELF\x02\x01\x01\x00");
@@ -286,12 +220,12 @@ mod tests {
         bytes
     }
 
-    #[cfg(probtest_preload)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn library_machine() -> u16 {
         u16::from_le_bytes([LIBRARY.unwrap()[18], LIBRARY.unwrap()[19]])
     }
 
-    #[cfg(probtest_preload)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn headers_are_read_from_bytes_at_any_alignment() {
         let library = LIBRARY.unwrap();
@@ -303,14 +237,14 @@ mod tests {
         }
     }
 
-    #[cfg(probtest_preload)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn the_running_test_binary_is_dynamic_and_accepted() {
         let exe = std::env::current_exe().unwrap();
         assert_eq!(applies_to(&exe), Ok(()));
     }
 
-    #[cfg(probtest_preload)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn a_file_that_is_not_elf_is_refused_with_the_reason() {
         let dir = TempDir::new("not-elf");
@@ -330,7 +264,7 @@ mod tests {
         assert!(missing.starts_with("cannot read the binary: "), "{missing}");
     }
 
-    #[cfg(probtest_preload)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn an_elf_without_an_interpreter_is_statically_linked() {
         let dir = TempDir::new("static");
@@ -345,7 +279,7 @@ mod tests {
         );
     }
 
-    #[cfg(probtest_preload)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn a_truncated_or_foreign_elf_is_refused() {
         let dir = TempDir::new("foreign");
@@ -386,7 +320,7 @@ mod tests {
         );
     }
 
-    #[cfg(probtest_preload)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn the_library_is_written_once_and_reused() {
         use std::os::unix::fs::MetadataExt;
@@ -422,19 +356,12 @@ mod tests {
         assert_eq!(names, [path.file_name().unwrap()], "temporary files left");
     }
 
-    #[cfg(not(probtest_preload))]
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     #[test]
     fn without_the_library_nothing_applies() {
         let exe = std::env::current_exe().unwrap();
         assert_eq!(applies_to(&exe), Err(ABSENT.to_string()));
         let error = library(&std::env::temp_dir()).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::Unsupported);
-    }
-
-    #[test]
-    fn fnv1a_matches_its_published_vectors() {
-        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
     }
 }

@@ -25,6 +25,8 @@ mod process;
 mod stress;
 
 pub use cleanup::{take_signals, Scratch};
+use probtest_settings::repro::variables::{ENV_REPRO, REPRO_INERT};
+pub use probtest_settings::repro::Plan;
 pub use stress::{first_cpu, pin_to_one_cpu};
 use stress::{Placement, Stress};
 
@@ -77,35 +79,6 @@ fn records_of(path: &Path, case: &str) -> Option<Vec<RunRecord>> {
         .collect();
     records.sort_by_key(|record| record.run);
     (!records.is_empty()).then_some(records)
-}
-
-/// Which tests a run runs, and how.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Plan {
-    /// The tests run, the victim among them (libtest runs them in name order).
-    pub tests: Vec<String>,
-    /// `--test-threads`: `None` for libtest's default (one thread per core).
-    pub threads: Option<usize>,
-    /// What the run changes in the process.
-    pub perturbation: Perturbation,
-}
-
-impl Plan {
-    /// Whether the run must have the machine to itself: tests that run beside each other (which
-    /// would meet another run's through the files and ports they share), or a run whose
-    /// scheduling is the point.
-    pub fn exclusive(&self) -> bool {
-        self.tests.len() > 1 || self.perturbation.schedules()
-    }
-
-    /// The victim alone, on one thread.
-    pub fn alone(victim: &str, perturbation: Perturbation) -> Plan {
-        Plan {
-            tests: vec![victim.to_string()],
-            threads: Some(1),
-            perturbation,
-        }
-    }
 }
 
 /// A probtest row the victim stands for: its runs are judged by the outcome each one recorded,
@@ -434,6 +407,9 @@ impl Runner {
             .env(table::STORE.variable, dir.join("sessions"))
             .env(table::SUMMARY.variable, "0")
             .env("RUST_BACKTRACE", "0")
+            // A `#[probtest::repro]` on the test stays out of the way: the doctor diagnoses the
+            // test itself.
+            .env(ENV_REPRO, REPRO_INERT)
             .env("TMPDIR", dir);
         for name in [
             "NEXTEST",

@@ -1,9 +1,11 @@
-//! Compiles the doctor's LD_PRELOAD library, `preload/probtest_preload.c`, into a shared object
-//! in `OUT_DIR`, which `src/doctor/preload/mod.rs` embeds; `cfg(probtest_preload)` tells the Rust
-//! side that it is there.
+//! Compiles the preload library, `preload/probtest_preload.c`, into a shared object in
+//! `OUT_DIR`, which `src/harness/repro/preload.rs` embeds; `cfg(probtest_preload)` tells the Rust
+//! side that it is there. The C source ships inside this crate, so a test build that uses
+//! `#[probtest::repro]` (and `cargo-probtest`, which takes the library from here) needs no
+//! download: only the C compiler that links Rust programs on Linux already.
 //!
-//! The library interposes glibc, so it is built for Linux glibc targets only; elsewhere nothing
-//! is built and the cfg stays unset. cc's compiler discovery (`CC`, `CFLAGS`, the target's
+//! The library interposes glibc, so it is built for Linux glibc targets only, and only with the
+//! default `preload` feature; elsewhere nothing is built and the cfg stays unset. cc's compiler discovery (`CC`, `CFLAGS`, the target's
 //! cross compiler) picks the compiler, but cc builds only static archives, so the shared object
 //! is linked here with that compiler.
 
@@ -20,7 +22,8 @@ fn main() {
 
     let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let target_env = env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
-    if target_os != "linux" || target_env != "gnu" {
+    let wanted = env::var_os("CARGO_FEATURE_PRELOAD").is_some();
+    if !wanted || target_os != "linux" || target_env != "gnu" {
         return;
     }
 
@@ -29,7 +32,8 @@ fn main() {
     let compiler = cc::Build::new()
         .opt_level(2)
         .pic(true)
-        // The bytes end up inside cargo-probtest; debug info would only make it bigger.
+        // The bytes end up inside test binaries and cargo-probtest; debug info would only make
+        // them bigger.
         .debug(false)
         .get_compiler();
     let mut command = compiler.to_command();

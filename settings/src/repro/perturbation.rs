@@ -7,10 +7,8 @@ use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::doctor::preload::{
-    ENV_NET, ENV_SEED, ENV_SEED_SCOPE, ENV_TICK_MS, ENV_TIME, ENV_TIME_FROZEN,
-};
-use crate::doctor::repro::{fields_of, shown, shown_json, unknown_field};
+use super::variables::{ENV_NET, ENV_SEED, ENV_SEED_SCOPE, ENV_TICK_MS, ENV_TIME, ENV_TIME_FROZEN};
+use super::{fields_of, shown, shown_json, unknown_field};
 
 /// A wall clock pinned by the preload library.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

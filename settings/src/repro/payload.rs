@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::names::shown;
-use crate::doctor::axes::Perturbation;
+use super::Perturbation;
 
 /// The most threads a blob may ask for.
 pub(super) const MOST_THREADS: usize = 1024;

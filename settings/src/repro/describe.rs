@@ -1,6 +1,6 @@
 //! How a perturbation reads in a report, and an instant as a UTC date and time.
 
-use crate::doctor::axes::{Cpus, Perturbation};
+use super::{Cpus, Perturbation};
 
 /// How a perturbation reads in a report.
 pub fn describe(perturbation: &Perturbation) -> String {
