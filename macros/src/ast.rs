@@ -14,6 +14,8 @@ pub(crate) struct BenchFn {
     pub(crate) args: Vec<Arg>,
     /// The `self` parameter, which a bench function cannot have.
     pub(crate) receiver: Option<TokenStream>,
+    /// A `#[probtest::repro]` attribute below `#[probability]`, taken out.
+    pub(crate) repro: Option<Attribute>,
 }
 
 /// One argument of the function.
@@ -48,6 +50,11 @@ impl BenchFn {
     pub(crate) fn from_item(mut item: ItemFn) -> Self {
         let position = item.attrs.iter().position(is_test_attr);
         let test_attr = position.map(|index| item.attrs.remove(index));
+        let repro = item
+            .attrs
+            .iter()
+            .position(crate::repro::is_repro_attr)
+            .map(|index| item.attrs.remove(index));
         let mut receiver = None;
         let args = item
             .sig
@@ -79,6 +86,7 @@ impl BenchFn {
             test_attr,
             args,
             receiver,
+            repro,
         }
     }
 

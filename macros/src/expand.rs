@@ -15,9 +15,10 @@
 //! layout, so that the runtime can tell from a test's name alone which case and run it is
 //! (under nextest, before `main`, when no item has run yet).
 
+use probtest_settings::repro::Repro;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::Ident;
+use syn::{Ident, LitStr};
 
 use crate::ast::BenchFn;
 use crate::cases::CaseArg;
@@ -36,11 +37,19 @@ const ASSERTIONS: &[&str] = &[
     "debug_assert_ne",
 ];
 
-pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> TokenStream {
+pub(crate) fn expand(
+    func: &BenchFn,
+    model: &Model,
+    settings: &Settings,
+    repro: Option<&(LitStr, Repro)>,
+) -> TokenStream {
     let name = func.name();
     let span = name.span();
     let body_name = format_ident!("__probtest_body_{}", name, span = span);
     let data_name = format_ident!("__probtest_{}", name, span = span);
+    let layout = Layout::of(model);
+    let repro = repro.map(|blob| crate::repro::for_item(func, model, layout, blob, &data_name));
+    let repro_item = repro.as_ref().and_then(|repro| repro.item);
     let carried = func.carried_attrs();
     let docs = func.attrs_where(|a| a.path().is_ident("doc"));
     let ignore = func.attrs_where(|a| a.path().is_ident("ignore"));
@@ -56,6 +65,15 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
         let prefix = quote!(#(#prefix)* #data_name);
         let case_static = format_ident!("CASE_{}", case);
         let call = format_ident!("call_{}", case);
+        if repro_item == Some((case, run)) {
+            // The item the repro blob names runs again under its perturbation.
+            let supers = (0..depth).map(|_| quote!(super::));
+            let wrapper = format_ident!("{}{}", crate::repro::WRAPPER, name, span = span);
+            return (
+                quote!(&#prefix::#case_static, #run),
+                quote!(#(#supers)* #wrapper),
+            );
+        }
         (quote!(&#prefix::#case_static, #run), quote!(#prefix::#call))
     };
     let test_fn = |fn_name: &Ident, (run, call): (TokenStream, TokenStream)| {
@@ -100,7 +118,6 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
         }
     };
     let runs = model.runs;
-    let layout = Layout::of(model);
     // Each outer item carries the function's `cfg`, lints and docs: transposed items stand side
     // by side, and one left without the `cfg` would name a data module that is not there.
     let outer = quote!(#[cfg(test)] #(#carried)* #(#docs)*);
@@ -194,9 +211,11 @@ pub(crate) fn expand(func: &BenchFn, model: &Model, settings: &Settings) -> Toke
         .into_iter()
         .chain(margin_item)
         .filter(|test| !test.is_empty());
+    let repro = repro.map(|repro| repro.tokens);
     quote! {
         #body
         #data
+        #repro
         #(#outer #tests)*
     }
 }
@@ -228,7 +247,7 @@ fn has_margin_item(model: &Model, settings: &Settings) -> bool {
 /// How a function's test items are named and nested. The runtime's `Layout` gets the same tag,
 /// to read a test's name back into its case and run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Layout {
+pub(crate) enum Layout {
     /// One case of one run: the function's own name.
     Single,
     /// One case, several runs: `bench_x::run2`.
@@ -249,6 +268,21 @@ impl Layout {
             (_, false, true) => Layout::Runs,
             (_, true, false) => Layout::Cases,
             (_, true, true) => Layout::CaseRuns,
+        }
+    }
+
+    /// The path of the item of `case` (its item segment) and `run` from the function's
+    /// module, as the expansion names it.
+    pub(crate) fn item_path(self, name: &str, case: &str, run: u32, runs: u32) -> String {
+        match self {
+            Layout::Single => name.to_string(),
+            Layout::Runs => format!("{name}::{}", run_name(run, runs, false)),
+            Layout::Cases => format!("{name}::{case}"),
+            Layout::CaseRuns => format!("{name}::{case}::{}", run_name(run, runs, false)),
+            Layout::Transposed if case.is_empty() => {
+                format!("{}__{name}", run_name(run, runs, true))
+            }
+            Layout::Transposed => format!("{}__{name}__{case}", run_name(run, runs, true)),
         }
     }
 
@@ -460,7 +494,7 @@ fn data_module(
 
 /// `impl BenchReturn`, spanned on the user's return type so that an unsupported one is
 /// reported there.
-fn return_bound(sig: &syn::Signature) -> TokenStream {
+pub(crate) fn return_bound(sig: &syn::Signature) -> TokenStream {
     match &sig.output {
         syn::ReturnType::Type(_, ty) => {
             quote_spanned!(syn::spanned::Spanned::span(&**ty)=> impl ::probtest::__private::BenchReturn)

@@ -16,6 +16,7 @@ mod compare;
 mod dataset;
 mod expand;
 mod ids;
+mod repro;
 mod run_options;
 mod settings;
 mod valid;
@@ -27,6 +28,20 @@ mod expansion_tests;
 #[proc_macro_attribute]
 pub fn probability(args: TokenStream, item: TokenStream) -> TokenStream {
     probability_impl(args.into(), item.into()).into()
+}
+
+/// Runs a test under the perturbation of the doctor's repro blob. See the `probtest` crate.
+#[proc_macro_attribute]
+pub fn repro(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item: proc_macro2::TokenStream = item.into();
+    let function: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(function) => function,
+        Err(error) => return with_item(error.to_compile_error(), item).into(),
+    };
+    match repro::expand(args.into(), function) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => with_item(error.to_compile_error(), item).into(),
+    }
 }
 
 /// Registers a function to run once before the first bench run of its module.
@@ -73,10 +88,22 @@ fn expand_function(
     function: syn::ItemFn,
     settings: &settings::Settings,
 ) -> proc_macro2::TokenStream {
-    let item = quote!(#function);
+    // On error the function is emitted without its repro attribute, which would only say again
+    // what is said here.
+    let mut plain = function.clone();
+    plain.attrs.retain(|attr| !repro::is_repro_attr(attr));
+    let item = quote!(#plain);
     let bench = ast::BenchFn::from_item(function);
+    let repro = bench
+        .repro
+        .as_ref()
+        .and_then(|attr| repro::blob_in(std::slice::from_ref(attr)));
+    let repro = match repro.transpose() {
+        Ok(repro) => repro,
+        Err(error) => return with_item(error.to_compile_error(), item),
+    };
     match valid::validate(attr, &bench, settings) {
-        Ok(model) => expand::expand(&bench, &model, settings),
+        Ok(model) => expand::expand(&bench, &model, settings, repro.as_ref()),
         Err(errors) => {
             let errors = errors.iter().map(syn::Error::to_compile_error);
             with_item(quote!(#(#errors)*), item)

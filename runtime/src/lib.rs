@@ -281,6 +281,29 @@ pub use types::usage::{TokenUsage, UsageTotals};
 /// Turns one function into per-case, per-run test items; see the [crate documentation](crate).
 pub use probtest_macros::probability;
 
+/// Runs a test under the perturbation of a repro blob that `cargo probtest doctor` printed, on
+/// every ordinary `cargo test` and `cargo nextest run`, until the flake is fixed.
+///
+/// Paste the attribute line the doctor prints above the test (a `#[test]`, `#[tokio::test]`, ...
+/// or a `#[probability]` function, whose item the blob names). The test binary then runs that
+/// test once more in a process of its own, under the blob's pinned entropy, clock or blocked
+/// network (through the preload library this crate builds from its C source with the default
+/// `preload` feature, on Linux with glibc), or its scrubbed environment or fresh `HOME`. The test
+/// fails either way: with the flake's own failure while it reproduces, and with
+/// `DID NOT REPRODUCE` once it no longer does, so that a stale attribute is noticed and removed.
+///
+/// The blob is checked when the test compiles: its format and version, an axis an attribute can
+/// carry (entropy, time, network, env, fs; the order, parallel and scheduling axes print a
+/// `cargo probtest repro` command instead), and the test it names. Inside the doctor's own runs
+/// the attribute is inert.
+///
+/// ```ignore
+/// #[probtest::repro("pd1:eyJheGlzIjoiZW50cm9weSIs...")]
+/// #[test]
+/// fn shuffled_deck_starts_with_an_ace() { /* ... */ }
+/// ```
+pub use probtest_macros::repro;
+
 /// Registers a function to run once before the first bench run of its module (and submodules).
 ///
 /// The function takes no arguments and returns `()` or `Result<(), E: Debug>`. When it panics or

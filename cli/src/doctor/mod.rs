@@ -376,6 +376,7 @@ fn diagnose_one(
                 seconds: started.elapsed().as_secs_f64(),
                 command: None,
                 plain: None,
+                attribute: None,
                 split: None,
             };
             let (json, text) = (findings.to_json(), findings.text());
@@ -395,15 +396,17 @@ fn diagnose_one(
     let (diagnosis, split) = split::diagnose(&mut runner, settings, tests, warnings);
     // A row's harness is diagnosed through the run item whose answers it replays.
     let victim = runner.victim.as_str();
-    let (mut command, mut plain) = commands(binary, victim, &diagnosis);
+    let (mut command, mut plain, mut attribute) = commands(binary, victim, &diagnosis);
     if let Some(split) = split
         .as_ref()
         .filter(|split| split.harness_verdict.is_some())
     {
-        // The repro replays the answers the doctor recorded: no model call.
+        // The repro replays the answers the doctor recorded: no model call. An attribute cannot
+        // point the test at that cassette.
         let prefix = split::replay_prefix(split);
         command = command.map(|command| format!("{prefix}{command}"));
         plain = plain.map(|plain| format!("{prefix}{plain}"));
+        attribute = None;
     }
     let findings = findings::Findings {
         test: victim,
@@ -414,6 +417,7 @@ fn diagnose_one(
         seconds: started.elapsed().as_secs_f64(),
         command,
         plain,
+        attribute,
         split: split.as_ref(),
     };
     let (json, text) = (findings.to_json(), findings.text());
@@ -442,26 +446,31 @@ fn append_file(path: &Path, text: &str) -> std::io::Result<()> {
         .write_all(text.as_bytes())
 }
 
-/// The repro command of a diagnosis, and a plain `cargo test` one where the failure needs no
-/// preload library.
+/// The repro command of a diagnosis, a plain `cargo test` one where the failure needs no
+/// preload library, and the `#[probtest::repro]` line where an attribute can carry the repro.
 fn commands(
     binary: &TestBinary,
     test: &str,
     diagnosis: &Diagnosis,
-) -> (Option<String>, Option<String>) {
+) -> (Option<String>, Option<String>, Option<String>) {
     let Some(reproduction) = &diagnosis.reproduction else {
-        return (None, None);
+        return (None, None, None);
     };
     let select = binary.select_args();
     // A plan a blob cannot carry (a `TZ` this machine has no zone file for, say) would make a
     // command that `repro` refuses: none is printed, the plain one may still be.
-    let command = repro::for_binary(binary, test, reproduction.axis, reproduction.plan.clone())
+    let repro = repro::for_binary(binary, test, reproduction.axis, reproduction.plan.clone())
         .ok()
         .map(|repro| Repro {
             attempts: reproduction.attempts,
             ..repro
-        })
+        });
+    let command = repro
+        .as_ref()
         .map(|repro| format!("cargo probtest repro {}", repro.encode()));
+    let attribute = repro
+        .filter(|repro| repro.carried_by_attribute().is_ok())
+        .map(|repro| format!("#[probtest::repro(\"{}\")]", repro.encode()));
     // A preload library, or a home directory of its own, is not something `cargo test` can
     // be given without changing cargo's own run too.
     let perturbation = &reproduction.plan.perturbation;
@@ -490,7 +499,7 @@ fn commands(
             }
             line
         });
-    (command, plain)
+    (command, plain, attribute)
 }
 
 fn rustc_version() -> Option<String> {

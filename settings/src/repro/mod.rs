@@ -194,6 +194,30 @@ impl Repro {
         Ok(repro)
     }
 
+    /// Whether `#[probtest::repro]` above the test can carry the repro; the error says what to
+    /// run instead. The order and parallel axes need other tests in the run, a race's stress
+    /// repro many runs, and the scheduling axis a pinned CPU and load beside the run:
+    /// `cargo probtest repro` runs those.
+    pub fn carried_by_attribute(&self) -> Result<(), String> {
+        let carried = matches!(
+            self.axis,
+            Axis::Entropy | Axis::Time | Axis::Network | Axis::Env | Axis::Fs
+        );
+        if carried && self.attempts.is_none() && self.plan.tests.len() == 1 {
+            return Ok(());
+        }
+        Err(format!(
+            "a repro on the {} axis cannot be carried by an attribute: it needs {}; run \
+             `cargo probtest repro <blob>` instead",
+            self.axis,
+            match self.axis {
+                Axis::Order | Axis::Parallel => "other tests in its run",
+                Axis::Scheduling => "a pinned CPU and load beside its run",
+                _ => "many runs",
+            }
+        ))
+    }
+
     /// Whether every name and value is one a blob may carry: the same rules for a blob the
     /// doctor makes and one pasted from elsewhere.
     fn check(&self) -> Result<(), String> {

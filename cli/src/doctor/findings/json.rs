@@ -77,6 +77,10 @@ pub struct ReproJson {
     pub command: Option<String>,
     /// A plain `cargo test` command, where the failure needs no preload library.
     pub plain: Option<String>,
+    /// `#[probtest::repro("pd1:...")]`, where an attribute can carry the repro; absent from the
+    /// files of earlier doctors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribute: Option<String>,
     /// Verifying runs of the repro.
     pub runs: u64,
     /// How many of them failed.
@@ -203,6 +207,7 @@ mod tests {
                 value: "2026-01-01T23:59:59Z".to_string(),
                 command: Some("cargo probtest repro pd1:abc".to_string()),
                 plain: None,
+                attribute: Some("#[probtest::repro(\"pd1:abc\")]".to_string()),
                 runs: 5,
                 failed: 5,
                 lower_bound: 0.549,

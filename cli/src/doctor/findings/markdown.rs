@@ -85,6 +85,13 @@ fn section(diagnosis: &DiagnosisJson, out: &mut String) {
         for command in repro.command.iter().chain(&repro.plain) {
             let _ = writeln!(out, "```sh\n{}\n```\n", shown(command));
         }
+        if let Some(attribute) = &repro.attribute {
+            let _ = writeln!(
+                out,
+                "Paste above the test to fail it on every run until it is fixed:\n\n```rust\n{}\n```\n",
+                shown(attribute)
+            );
+        }
     }
     for warning in &diagnosis.warnings {
         let _ = writeln!(out, "> Warning: {}\n", text(warning));
@@ -175,6 +182,7 @@ mod tests {
             value: "after a_polluter".to_string(),
             command: Some("cargo probtest repro pd1:xyz".to_string()),
             plain: Some("cargo test --test order -- --exact a_polluter b_order_victim".to_string()),
+            attribute: None,
             runs: 10,
             failed: 10,
             lower_bound: 0.741,

@@ -22,6 +22,9 @@ pub struct Findings<'a> {
     /// The command that reproduces the failure, and a plain `cargo test` one where there is one.
     pub command: Option<String>,
     pub plain: Option<String>,
+    /// The `#[probtest::repro("pd1:...")]` line to paste above the test, where an attribute can
+    /// carry the repro (not the order, parallel and scheduling axes).
+    pub attribute: Option<String>,
     /// A row's failures split between its answers and its harness, when they were.
     pub split: Option<&'a Split>,
 }
@@ -127,6 +130,11 @@ impl Findings<'_> {
             if let Some(plain) = &self.plain {
                 out.push_str(&format!("   or: {plain}\n"));
             }
+            if let Some(attribute) = &self.attribute {
+                out.push_str(&format!(
+                    "\n Paste above the test to fail it on every run until it is fixed:\n   {attribute}\n"
+                ));
+            }
         }
         for warning in &diagnosis.warnings {
             out.push_str(&format!("\n Warning: {warning}\n"));
@@ -166,6 +174,7 @@ impl Findings<'_> {
                     value: reproduction.value.clone(),
                     command: self.command.clone(),
                     plain: self.plain.clone(),
+                    attribute: self.attribute.clone(),
                     runs: reproduction.runs,
                     failed: reproduction.failed,
                     lower_bound: reproduction.lower_bound,

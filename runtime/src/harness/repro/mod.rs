@@ -19,7 +19,7 @@ use std::process::{Command, Output};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use probtest_settings::repro::variables::{ENV_REPRO, REPRO_INERT};
-use probtest_settings::repro::{describe, Axis, Repro, KEPT_VARIABLES};
+use probtest_settings::repro::{describe, Repro, KEPT_VARIABLES};
 use probtest_settings::table;
 
 /// The XDG base directories and where each is under `HOME` by default, as the doctor sets them.
@@ -109,7 +109,7 @@ fn reproduce(blob: &str, test: &str) -> Result<Reproduced, Refusal> {
         )
         .into());
     }
-    carried(&repro)?;
+    repro.carried_by_attribute()?;
     let perturbation = &repro.plan.perturbation;
     let description = describe(perturbation);
     let scratch = Scratch::new()?;
@@ -193,24 +193,6 @@ fn reproduce(blob: &str, test: &str) -> Result<Reproduced, Refusal> {
             output,
         }),
     }
-}
-
-/// Refuses a blob whose axis an attribute cannot carry: the order and parallel axes need other
-/// tests in the run, and scheduling a pinned CPU and load beside it; `cargo probtest repro`
-/// runs those.
-fn carried(repro: &Repro) -> Result<(), String> {
-    let carried = matches!(
-        repro.axis,
-        Axis::Entropy | Axis::Time | Axis::Network | Axis::Env | Axis::Fs
-    );
-    if !carried || repro.attempts.is_some() || repro.plan.tests.len() > 1 {
-        return Err(format!(
-            "a repro on the {} axis cannot be carried by an attribute; run `cargo probtest \
-             repro <blob>` instead",
-            repro.axis
-        ));
-    }
-    Ok(())
 }
 
 /// Whether libtest logged `test` as passed (`Some(true)`) or failed; `None` when it did not log
