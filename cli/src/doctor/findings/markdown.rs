@@ -213,6 +213,31 @@ mod tests {
     }
 
     #[test]
+    fn a_repro_an_attribute_carries_shows_its_line_to_paste() {
+        let mut time = diagnosis("invoice_label", "flaky-time");
+        time.repro = Some(ReproJson {
+            axis: "time".to_string(),
+            value: "clock at 2026-03-10 23:56:40.000 UTC".to_string(),
+            command: Some("cargo probtest repro pd1:abc".to_string()),
+            plain: None,
+            attribute: Some("#[probtest::repro(\"pd1:abc\")]".to_string()),
+            runs: 5,
+            failed: 5,
+            lower_bound: 0.549,
+            attempts: None,
+        });
+        let page = render(&[time], 3.0);
+        assert!(
+            page.contains(
+                "```sh\ncargo probtest repro pd1:abc\n```\n\n\
+                 Paste above the test to fail it on every run until it is fixed:\n\n\
+                 ```rust\n#[probtest::repro(\"pd1:abc\")]\n```\n"
+            ),
+            "{page}"
+        );
+    }
+
+    #[test]
     fn what_a_test_wrote_cannot_break_the_page() {
         let mut hostile = diagnosis("a`b|c", "flaky-entropy");
         hostile.headline = "x | y\n## injected\u{202e}".to_string();

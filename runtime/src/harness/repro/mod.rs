@@ -30,6 +30,9 @@ const XDG_DIRS: [(&str, &str); 4] = [
     ("XDG_STATE_HOME", ".local/state"),
 ];
 
+/// What libtest prints for `--logfile`, which it still honors.
+const LOGFILE_WARNING: &str = "warning: `--logfile` is deprecated";
+
 /// Runs `body` as the attribute says: as it is where the attribute is inert, else the test
 /// `module_path::item` again under the blob's perturbation, panicking with what that run showed.
 /// `module_path` is where the test item is (`module_path!()`), `item` its path from there.
@@ -49,6 +52,9 @@ pub fn run<T>(
             description,
         }) => {
             show(&output);
+            // The flake's failure, seen again: a `#[probability]` run counts it as failed, not
+            // as an error of the harness.
+            crate::harness::context::mark_assertion();
             panic!(
                 "#[probtest::repro] reproduced the flake of `{test}` under {description}; \
                  fix it, then remove the attribute"
@@ -221,9 +227,10 @@ fn preload_library(exe: &Path, scratch: &Path) -> Result<PathBuf, String> {
 /// What the run printed, into this test's output (which libtest shows with the failure).
 fn show(output: &Output) {
     print!("{}", String::from_utf8_lossy(&output.stdout));
+    // libtest's own word on the flag this run gave it, not the test's.
     let stderr = String::from_utf8_lossy(&output.stderr);
-    if !stderr.is_empty() {
-        print!("{stderr}");
+    for line in stderr.lines().filter(|line| *line != LOGFILE_WARNING) {
+        println!("{line}");
     }
     let _ = std::io::stdout().flush();
 }

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::support::{self, Fixture, Output};
 
+mod attribute;
 mod engine;
 mod kinds;
 mod patterns;
@@ -149,7 +150,22 @@ fn run_doctor_within(
     extra: &[&str],
     bound: Option<Duration>,
 ) -> Diagnosis {
-    let fixture = fixture();
+    doctor_of(fixture(), test, target, runs, extra, bound)
+}
+
+/// [`doctor`] on a fixture of another test file.
+pub fn run_doctor_on(fixture: &Fixture, test: &str, target: &str, runs: u32) -> Diagnosis {
+    doctor_of(fixture, test, target, runs, &[], None)
+}
+
+fn doctor_of(
+    fixture: &Fixture,
+    test: &str,
+    target: &str,
+    runs: u32,
+    extra: &[&str],
+    bound: Option<Duration>,
+) -> Diagnosis {
     // A file per test: doctors of one target's tests run side by side.
     let relative = format!("out/{target}/{}.json", test.replace("::", "-"));
     fixture.remove(&relative);
