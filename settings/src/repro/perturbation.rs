@@ -79,7 +79,40 @@ pub struct Perturbation {
 /// (the `fs` axis varies it), and what cargo gives a test.
 pub const KEPT_VARIABLES: &[&str] = &["PATH", "HOME", "LD_LIBRARY_PATH", "TMPDIR"];
 
+/// The XDG base directories and their defaults under `HOME`.
+pub const XDG_DIRS: [(&str, &str); 4] = [
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("XDG_CACHE_HOME", ".cache"),
+    ("XDG_STATE_HOME", ".local/state"),
+];
+
 impl Perturbation {
+    /// The variables that give a run its home, `fresh` being the run's fresh home directory
+    /// (made by the caller): with `fresh_home`, `HOME` is `fresh` and the XDG directories this
+    /// process sets move into it, since they would still lead to the user's files (unset ones
+    /// stay unset); with `xdg_dirs`, every XDG directory at its default under this process's
+    /// `HOME`.
+    pub fn home_env(&self, fresh: &std::path::Path) -> Vec<(&'static str, std::path::PathBuf)> {
+        let mut env = Vec::new();
+        if self.fresh_home {
+            env.push(("HOME", fresh.to_path_buf()));
+            for (name, under) in XDG_DIRS {
+                if std::env::var_os(name).is_some() {
+                    env.push((name, fresh.join(under)));
+                }
+            }
+        }
+        if self.xdg_dirs {
+            if let Some(home) = std::env::var_os("HOME").map(std::path::PathBuf::from) {
+                for (name, under) in XDG_DIRS {
+                    env.push((name, home.join(under)));
+                }
+            }
+        }
+        env
+    }
+
     /// Nothing changed.
     pub fn none() -> Perturbation {
         Perturbation::default()

@@ -30,14 +30,6 @@ pub use probtest_settings::repro::Plan;
 pub use stress::{first_cpu, pin_to_one_cpu};
 use stress::{Placement, Stress};
 
-/// The XDG base directories and their defaults under `HOME`.
-const XDG_DIRS: [(&str, &str); 4] = [
-    ("XDG_CONFIG_HOME", ".config"),
-    ("XDG_DATA_HOME", ".local/share"),
-    ("XDG_CACHE_HOME", ".cache"),
-    ("XDG_STATE_HOME", ".local/state"),
-];
-
 /// Whether `binary` takes libtest's `--logfile` (deprecated, and so perhaps gone one day): tried
 /// once on its list, which runs no test.
 fn writes_logs(binary: &TestBinary, scratch: &Scratch) -> bool {
@@ -436,26 +428,9 @@ impl Runner {
         for (name, value) in &self.env {
             command.env(name, value);
         }
-        if plan.perturbation.fresh_home {
-            let home = dir.join("home");
-            if std::fs::create_dir_all(&home).is_ok() {
-                command.env("HOME", &home);
-                // XDG directories the user's environment sets would still lead to the user's
-                // files: they move into the fresh home. Unset ones stay unset.
-                for (name, under) in XDG_DIRS {
-                    if std::env::var_os(name).is_some() {
-                        command.env(name, home.join(under));
-                    }
-                }
-            }
-        }
-        if plan.perturbation.xdg_dirs {
-            let home = std::env::var_os("HOME").map(PathBuf::from);
-            for (name, under) in XDG_DIRS {
-                if let Some(home) = &home {
-                    command.env(name, home.join(under));
-                }
-            }
+        let home = dir.join("home");
+        if !plan.perturbation.fresh_home || std::fs::create_dir_all(&home).is_ok() {
+            command.envs(plan.perturbation.home_env(&home));
         }
         command
     }

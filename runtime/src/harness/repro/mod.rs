@@ -22,14 +22,6 @@ use probtest_settings::repro::variables::{ENV_REPRO, REPRO_INERT};
 use probtest_settings::repro::{describe, Repro, KEPT_VARIABLES};
 use probtest_settings::table;
 
-/// The XDG base directories and where each is under `HOME` by default, as the doctor sets them.
-const XDG_DIRS: [(&str, &str); 4] = [
-    ("XDG_CONFIG_HOME", ".config"),
-    ("XDG_DATA_HOME", ".local/share"),
-    ("XDG_CACHE_HOME", ".cache"),
-    ("XDG_STATE_HOME", ".local/state"),
-];
-
 /// What libtest prints for `--logfile`, which it still honors.
 const LOGFILE_WARNING: &str = "warning: `--logfile` is deprecated";
 
@@ -158,24 +150,12 @@ fn reproduce(blob: &str, test: &str) -> Result<Reproduced, Refusal> {
     for (name, value) in perturbation.env() {
         command.env(name, value);
     }
+    let home = scratch.0.join("home");
     if perturbation.fresh_home {
-        let home = scratch.0.join("home");
         std::fs::create_dir_all(&home)
             .map_err(|error| format!("cannot make a fresh HOME in {}: {error}", home.display()))?;
-        command.env("HOME", &home);
-        for (name, under) in XDG_DIRS {
-            if std::env::var_os(name).is_some() {
-                command.env(name, home.join(under));
-            }
-        }
     }
-    if perturbation.xdg_dirs {
-        if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
-            for (name, under) in XDG_DIRS {
-                command.env(name, home.join(under));
-            }
-        }
-    }
+    command.envs(perturbation.home_env(&home));
     let output = command
         .output()
         .map_err(|error| format!("cannot run {} again: {error}", exe.display()))?;
